@@ -1,0 +1,83 @@
+package models
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// AttemptStatus is the life cycle of one payment intent.
+type AttemptStatus string
+
+// The payment attempt statuses of the reference client (seed article 000).
+const (
+	// AttemptOpen: the outcome is not known yet; the key may be resent.
+	AttemptOpen AttemptStatus = "Open"
+	// AttemptSucceeded: the provider holds a charge for this attempt.
+	AttemptSucceeded AttemptStatus = "Succeeded"
+	// AttemptDeclined: the provider answered 402; nothing was charged.
+	AttemptDeclined AttemptStatus = "Declined"
+	// AttemptAbandoned: reconciliation found no charge after AbandonAfter.
+	AttemptAbandoned AttemptStatus = "Abandoned"
+)
+
+// PaymentAttempt is one payment intent: one order, one amount, one card.
+// Every HTTP request sent for it carries the same IdempotencyKey, which is
+// stored before the first send (seed article 000, "Key Ödeme Niyeti Başına
+// Bir Kez Üretilir"). The card token itself is never kept, only its SHA-256.
+type PaymentAttempt struct {
+	ID             uuid.UUID     `json:"id"`
+	OrderID        int64         `json:"order_id"`
+	IdempotencyKey string        `json:"idempotency_key"`
+	Amount         int64         `json:"amount"`   // minor units
+	Currency       string        `json:"currency"` // ISO 4217, upper case
+	CardTokenHash  string        `json:"card_token_hash"`
+	CreatedAt      time.Time     `json:"created_at"`
+	Status         AttemptStatus `json:"status"`
+	// ProviderChargeID is the provider's charge id once Succeeded.
+	ProviderChargeID string `json:"provider_charge_id,omitempty"`
+	// LastCheckedAt is when reconciliation last asked the provider; zero if never.
+	LastCheckedAt time.Time `json:"last_checked_at,omitzero"`
+}
+
+// Reference is the merchant_reference the provider sees for this attempt:
+// "bookstore-<orderId>-<attemptId as 32 hex digits>". Reconciliation finds
+// the attempt's charges by it.
+func (a PaymentAttempt) Reference() string {
+	return AttemptReference(a.OrderID, a.ID)
+}
+
+// AttemptReference builds the merchant_reference of attempt id for order.
+func AttemptReference(orderID int64, id uuid.UUID) string {
+	return fmt.Sprintf("bookstore-%d-%s", orderID, hex.EncodeToString(id[:]))
+}
+
+// ParseReference splits a merchant_reference made by AttemptReference into
+// its order id and attempt id. ok is false for any other shape.
+func ParseReference(ref string) (orderID int64, attemptID string, ok bool) {
+	rest, found := strings.CutPrefix(ref, "bookstore-")
+	if !found {
+		return 0, "", false
+	}
+	ord, att, found := strings.Cut(rest, "-")
+	if !found || len(att) != 32 {
+		return 0, "", false
+	}
+	n, err := strconv.ParseInt(ord, 10, 64)
+	if err != nil {
+		return 0, "", false
+	}
+	return n, att, true
+}
+
+// CardHash is the hex SHA-256 of a card token: what the client stores and
+// what histories and reports show instead of the token.
+func CardHash(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
