@@ -69,6 +69,20 @@ func Fingerprint(r ChargeRequest) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// BodyDigest is the hex SHA-256 of a JSON body in canonical form (compact,
+// object keys sorted), so that two byte-different encodings of one JSON value
+// digest alike; a body that is not JSON is digested as it is.
+func BodyDigest(body []byte) string {
+	var v any
+	if err := json.Unmarshal(body, &v); err == nil {
+		if b, err := json.Marshal(v); err == nil {
+			body = b
+		}
+	}
+	sum := sha256.Sum256(body)
+	return hex.EncodeToString(sum[:])
+}
+
 // FormatKey renders key as a Structured Field String (RFC 9651 §3.3.3), the
 // form draft-ietf-httpapi-idempotency-key-header §2 requires: in double
 // quotes, with `"` and `\` escaped.

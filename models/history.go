@@ -77,8 +77,11 @@ type Exchange struct {
 	CardHash          string    `json:"card_hash,omitempty"`
 	Fault             string    `json:"fault"`
 	SentAt            time.Time `json:"sent_at"`
-	// Forwarded is true when the request reached the provider.
+	// Forwarded is true when the request reached the provider, at
+	// ArrivedAt, as event ArrivalSeq of the history's order.
 	Forwarded      bool      `json:"forwarded"`
+	ArrivalSeq     int       `json:"arrival_seq,omitempty"`
+	ArrivedAt      time.Time `json:"arrived_at,omitzero"`
 	ProviderDone   bool      `json:"provider_done"`
 	ProviderSeq    int       `json:"provider_seq,omitempty"`
 	ProviderDoneAt time.Time `json:"provider_done_at,omitzero"`

@@ -1,0 +1,26 @@
+package faults
+
+import "time"
+
+// Clock is the one time source shared by the client, the provider, the
+// faults and reconciliation in a run.
+type Clock interface {
+	// Now is the current time.
+	Now() time.Time
+	// Advance lets d pass: every timer due within d fires, in order.
+	Advance(d time.Duration)
+}
+
+// VirtualClock is the clock of a testing/synctest bubble (rapid.SyncTest):
+// time.Now is virtual there and starts at 2000-01-01 00:00 UTC, and time
+// moves only when every goroutine in the bubble is blocked, so a 30-minute
+// AbandonAfter costs microseconds. Use it only inside a bubble.
+type VirtualClock struct{}
+
+// Now is the bubble's virtual time.
+func (VirtualClock) Now() time.Time { return time.Now() }
+
+// Advance moves virtual time forward by d: the calling goroutine sleeps,
+// and the bubble runs every other goroutine's timers due before it wakes.
+// This is how a step says "ten minutes pass", not a wait for something.
+func (VirtualClock) Advance(d time.Duration) { time.Sleep(d) }

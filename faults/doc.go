@@ -1,0 +1,17 @@
+// Package faults holds fault schedules — what happens to the n-th request
+// on the wire — and the machinery that applies them.
+//
+// Index:
+//   - fault.go           — Fault, Kind and the registry of kinds.
+//   - one file per kind  — pass.go, delay.go, drop_request.go,
+//     lose_response.go, reset.go, status.go (429 / 500 / 503 answered
+//     without forwarding), slow_processing.go. Each registers itself by name.
+//   - transport.go       — Transport: an http.RoundTripper that applies a
+//     schedule in process and records every exchange in a models.History.
+//   - inprocess.go       — InProcess: the wire to an http.Handler provider,
+//     serialising the provider's decisions so a history orders them exactly.
+//   - clock.go           — the clock shared by client, provider and faults.
+//   - gen.go             — rapid generators for faults and schedules.
+//
+// Nothing here imports the systems under test; conformance wires them.
+package faults

@@ -1,0 +1,186 @@
+package faults
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/failsafe-go/failsafe-go/timeout"
+	"github.com/idemcheck/idemcheck/models"
+)
+
+// Transport is an http.RoundTripper that applies a fault schedule to the
+// requests passing through it, in order of arrival, and records each one as
+// a models.Exchange. The n-th request (counted from 0, GETs included) gets
+// Schedule[n]; requests past the end of the schedule, or after Heal, pass.
+// It is safe for concurrent use.
+type Transport struct {
+	// Next is the wire behind the faults (InProcess, or an HTTP transport).
+	Next http.RoundTripper
+	// History receives every exchange.
+	History *models.History
+	// Now is the clock; default time.Now (virtual inside a synctest bubble).
+	Now func() time.Time
+
+	mu       sync.Mutex // guards schedule, n, healed, injected
+	schedule []Fault
+	n        int
+	healed   bool
+	injected map[Kind]int
+}
+
+// NewTransport returns a Transport applying schedule in front of next.
+func NewTransport(next http.RoundTripper, history *models.History, schedule []Fault) *Transport {
+	return &Transport{Next: next, History: history, schedule: append([]Fault(nil), schedule...), injected: map[Kind]int{}}
+}
+
+// Heal makes every later request pass.
+func (t *Transport) Heal() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.healed = true
+}
+
+// Injected counts the faults other than pass applied so far, by kind.
+func (t *Transport) Injected() map[Kind]int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make(map[Kind]int, len(t.injected))
+	for k, v := range t.injected {
+		out[k] = v
+	}
+	return out
+}
+
+func (t *Transport) next() Fault {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	f := Fault{Kind: KindPass}
+	if !t.healed && t.n < len(t.schedule) {
+		f = t.schedule[t.n]
+	}
+	t.n++
+	if f.Kind != KindPass {
+		t.injected[f.Kind]++
+	}
+	return f
+}
+
+func (t *Transport) now() time.Time {
+	if t.Now != nil {
+		return t.Now()
+	}
+	return time.Now()
+}
+
+type exchangeKey struct{}
+
+// exchangeFrom returns the exchange id Transport put in ctx, or 0.
+func exchangeFrom(ctx context.Context) int {
+	id, _ := ctx.Value(exchangeKey{}).(int)
+	return id
+}
+
+// RoundTrip applies the next fault of the schedule to req.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ex, body, err := describe(req)
+	if err != nil {
+		return nil, err
+	}
+	f := t.next()
+	ex.Fault = f.String()
+	ex.SentAt = t.now()
+	ex.OpID = models.OpFrom(req.Context())
+	id := t.History.BeginExchange(ex)
+
+	ctx := context.WithValue(req.Context(), exchangeKey{}, id)
+	out := req.Clone(ctx)
+	out.Body = io.NopCloser(bytes.NewReader(body))
+	k, ok := registry[f.Kind]
+	if !ok {
+		return nil, errors.New("faults: unknown fault kind " + string(f.Kind))
+	}
+	resp, err := k.apply(ctx, f, out, func(r *http.Request) (*http.Response, error) {
+		t.History.UpdateExchange(id, func(e *models.Exchange, _ int) { e.Forwarded = true })
+		return t.Next.RoundTrip(r)
+	})
+	var respBody []byte
+	if err == nil {
+		respBody, err = io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		resp.Body = io.NopCloser(bytes.NewReader(respBody))
+	}
+	t.History.UpdateExchange(id, func(e *models.Exchange, _ int) {
+		e.Done, e.DoneAt = true, t.now()
+		if err != nil {
+			e.Err = classify(req.Context(), err)
+			return
+		}
+		e.Status = resp.StatusCode
+		e.Replayed = resp.Header.Get(models.ReplayedHeader) == "true"
+		e.ChargeID = chargeID(resp.StatusCode, respBody)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// describe reads what the exchange record needs from req, keeping the body.
+func describe(req *http.Request) (models.Exchange, []byte, error) {
+	ex := models.Exchange{Method: req.Method, Path: req.URL.Path, Query: req.URL.RawQuery}
+	var body []byte
+	if req.Body != nil {
+		b, err := io.ReadAll(req.Body)
+		_ = req.Body.Close()
+		if err != nil {
+			return ex, nil, err
+		}
+		body = b
+	}
+	if v, ok := req.Header[models.IdempotencyKeyHeader]; ok && len(v) > 0 {
+		ex.HasKey, ex.KeyHeader = true, v[0]
+		ex.Key, _, _ = models.ParseKey(v[0])
+	}
+	var cr models.ChargeRequest
+	if len(body) > 0 && json.Unmarshal(body, &cr) == nil {
+		ex.Fingerprint = models.Fingerprint(cr)
+		ex.MerchantReference, ex.Amount, ex.Currency = cr.MerchantReference, cr.Amount, cr.Currency
+		ex.CardHash = models.CardHash(cr.Source)
+	}
+	return ex, body, nil
+}
+
+// classify turns a transport error into a short, deterministic word for
+// the history: "timeout", "canceled", or the injected fault's message.
+func classify(ctx context.Context, err error) string {
+	var inj *InjectedError
+	switch {
+	case errors.As(err, &inj):
+		return inj.Msg
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, timeout.ErrExceeded),
+		errors.Is(context.Cause(ctx), context.DeadlineExceeded), errors.Is(context.Cause(ctx), timeout.ErrExceeded):
+		return "timeout"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	default:
+		return err.Error()
+	}
+}
+
+// chargeID is the id in a 2xx charge body, or "".
+func chargeID(status int, body []byte) string {
+	if status < 200 || status > 299 {
+		return ""
+	}
+	var c models.Charge
+	if json.Unmarshal(body, &c) != nil {
+		return ""
+	}
+	return c.ID
+}

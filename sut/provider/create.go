@@ -1,0 +1,212 @@
+package provider
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/idemcheck/idemcheck/models"
+)
+
+// maxBodyBytes bounds a POST /v1/charges body: 1 MiB.
+const maxBodyBytes = 1 << 20
+
+// The card tokens of PROVIDER_API.md: the first two approve, the last is
+// declined with 402.
+const (
+	tokVisa     = "tok_visa"
+	tokMaster   = "tok_mastercard"
+	tokDeclined = "tok_chargeDeclined"
+)
+
+// record is what the provider remembers about one Idempotency-Key
+// (draft-ietf-httpapi-idempotency-key-header §2; seed article 004): the
+// request's fingerprint and, once processed, the full response.
+// Its fields are guarded by Provider.mu.
+type record struct {
+	fingerprint string
+	startedAt   time.Time // when processing was decided
+	done        bool      // false while in flight
+	status      int       // stored response status, once done
+	body        []byte    // stored response body bytes, once done
+	completedAt time.Time // start of the retention window, once done
+}
+
+// verdict is what the key store decides for an incoming request.
+type verdict int
+
+const (
+	process  verdict = iota // new key: marked in flight, process it
+	mismatch                // 422: the key belongs to another request body
+	inFlight                // 409: the first request is still processing
+	replay                  // completed: answer with the stored response
+)
+
+// create handles POST /v1/charges. Validation (400) comes before the key
+// store is consulted, so a bad request stores nothing. Once the key is
+// marked in flight, processing runs to completion even if the client's
+// context is cancelled: the client may hang up, the charge still happens.
+func (p *Provider) create(w http.ResponseWriter, r *http.Request) {
+	headers := r.Header.Values(models.IdempotencyKeyHeader)
+	switch len(headers) {
+	case 0:
+		writeProblem(w, http.StatusBadRequest, "the Idempotency-Key header is required")
+		return
+	case 1:
+	default:
+		writeProblem(w, http.StatusBadRequest, "more than one Idempotency-Key header")
+		return
+	}
+	key, _, ok := models.ParseKey(headers[0])
+	if !ok {
+		writeProblem(w, http.StatusBadRequest, "the Idempotency-Key header is not a Structured Field String or a bare token")
+		return
+	}
+	req, err := decodeRequest(w, r)
+	if err != nil {
+		writeProblem(w, http.StatusBadRequest, err.Error())
+		return
+	}
+
+	rec, v := p.take(key, models.Fingerprint(req))
+	switch v {
+	case mismatch:
+		writeProblem(w, http.StatusUnprocessableEntity, "the Idempotency-Key was used with a different request body")
+	case inFlight:
+		writeProblem(w, http.StatusConflict, "a request with this Idempotency-Key is still being processed; retry later with the same key")
+	case replay:
+		w.Header().Set(models.ReplayedHeader, "true")
+		writeRaw(w, rec.status, rec.body)
+	case process:
+		status, body := p.process(key, rec, req, r)
+		writeRaw(w, status, body)
+	}
+}
+
+// take consults the key store under the lock. A completed record older
+// than the retention window (now > completedAt+retention) is forgotten
+// first. A fingerprint mismatch wins over in flight. For a new key it
+// stores an in-flight record and returns it with verdict process; for a
+// replay it returns a copy of the completed record.
+func (p *Provider) take(key, fingerprint string) (*record, verdict) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.now()
+	rec := p.keys[key]
+	if rec != nil && rec.done && now.After(rec.completedAt.Add(p.retention)) {
+		delete(p.keys, key)
+		rec = nil
+	}
+	switch {
+	case rec == nil:
+		rec = &record{fingerprint: fingerprint, startedAt: now}
+		p.keys[key] = rec
+		return rec, process
+	case rec.fingerprint != fingerprint:
+		return nil, mismatch
+	case !rec.done:
+		return nil, inFlight
+	default:
+		cp := *rec
+		return &cp, replay
+	}
+}
+
+// process runs the request marked in flight by take: BeforeCommit (outside
+// the lock), then, under the lock, the charge or decline, stored in rec.
+// If BeforeCommit panics the key is released, as if never sent.
+func (p *Provider) process(key string, rec *record, req models.ChargeRequest, r *http.Request) (int, []byte) {
+	committed := false
+	defer func() {
+		if !committed {
+			p.mu.Lock()
+			if p.keys[key] == rec {
+				delete(p.keys, key)
+			}
+			p.mu.Unlock()
+		}
+	}()
+	if p.beforeCommit != nil {
+		p.beforeCommit(r)
+	}
+
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.now()
+	var status int
+	var body []byte
+	if req.Source == tokDeclined {
+		var e models.ErrorBody
+		e.Error.Type, e.Error.Code, e.Error.DeclineCode = "card_error", "card_declined", "insufficient_funds"
+		status, body = http.StatusPaymentRequired, mustJSON(e)
+	} else {
+		ch := models.Charge{
+			ID:                fmt.Sprintf("ch_%06d", len(p.charges)+1),
+			Amount:            req.Amount,
+			Currency:          req.Currency,
+			Status:            "succeeded",
+			MerchantReference: req.MerchantReference,
+			Created:           now,
+		}
+		p.charges = append(p.charges, ch)
+		status, body = http.StatusCreated, mustJSON(ch)
+	}
+	rec.done, rec.status, rec.body, rec.completedAt = true, status, body, now
+	committed = true
+	return status, body
+}
+
+// decodeRequest reads one JSON models.ChargeRequest (at most maxBodyBytes;
+// Content-Type is not checked) and validates it. The error text is the
+// problem detail of the 400 answer.
+func decodeRequest(w http.ResponseWriter, r *http.Request) (models.ChargeRequest, error) {
+	var req models.ChargeRequest
+	if r.Body == nil {
+		return req, errors.New("the request body is required")
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err := dec.Decode(&req); err != nil {
+		return req, fmt.Errorf("the request body is not a charge request: %v", err)
+	}
+	if dec.Decode(&struct{}{}) != io.EOF {
+		return req, errors.New("the request body has data after the JSON object")
+	}
+	return req, validate(req)
+}
+
+// validate checks a charge request: amount > 0 (minor units), currency
+// three upper-case ASCII letters, a known card source, a non-empty
+// merchant_reference.
+func validate(req models.ChargeRequest) error {
+	if req.Amount <= 0 {
+		return errors.New("amount must be a positive integer in minor units")
+	}
+	if !isCurrency(req.Currency) {
+		return errors.New("currency must be an ISO 4217 code in upper case")
+	}
+	switch req.Source {
+	case tokVisa, tokMaster, tokDeclined:
+	default:
+		return fmt.Errorf("source must be %s, %s or %s", tokVisa, tokMaster, tokDeclined)
+	}
+	if req.MerchantReference == "" {
+		return errors.New("merchant_reference is required")
+	}
+	return nil
+}
+
+// isCurrency reports whether s is three upper-case ASCII letters.
+func isCurrency(s string) bool {
+	if len(s) != 3 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 'A' || s[i] > 'Z' {
+			return false
+		}
+	}
+	return true
+}

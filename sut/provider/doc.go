@@ -1,0 +1,25 @@
+// Package provider is the embedded reference payment provider: an
+// http.Handler that implements /work/shared/PROVIDER_API.md exactly, with
+// no network, no logging and an injectable clock.
+//
+// Idempotency follows draft-ietf-httpapi-idempotency-key-header §2: every
+// POST /v1/charges carries an Idempotency-Key (a Structured Field String,
+// or the bare token; both name the same key). The provider remembers each
+// key with the fingerprint of its request (models.Fingerprint) and answers
+//
+//   - 422 when the key is reused with another request body,
+//   - 409 while the first request under the key is still being processed
+//     (the in-flight lock of seed article 004),
+//   - the first response's status and exact body bytes, with
+//     Idempotent-Replayed: true, once it has completed (seed article 004:
+//     store the full response, not a flag) — declines included,
+//
+// for the retention window (24h unless configured), after which the key is
+// forgotten and may create a new charge.
+//
+// Index:
+//   - provider.go — Config, New, Provider, routing and Charges.
+//   - create.go   — POST /v1/charges: validation, the key store, processing.
+//   - find.go     — GET /v1/charges?merchant_reference=.
+//   - write.go    — JSON and problem-details (RFC 9457) responses.
+package provider

@@ -1,0 +1,97 @@
+package provider
+
+import (
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/idemcheck/idemcheck/models"
+)
+
+// DefaultRetention is the retention window used when Config.Retention is
+// not positive: 24 hours (PROVIDER_API.md, "retention window").
+const DefaultRetention = 24 * time.Hour
+
+// chargesPath is the one resource of PROVIDER_API.md.
+const chargesPath = "/v1/charges"
+
+// Config configures a Provider. The zero value is ready to use.
+type Config struct {
+	// Retention is how long a completed key is remembered, measured from
+	// its completion; default 24h (DefaultRetention). A key completed at t
+	// still replays at t+Retention and is forgotten after it.
+	Retention time.Duration
+	// Now is the clock; default time.Now. Inside a testing/synctest bubble
+	// time.Now is the bubble's virtual clock.
+	Now func() time.Time
+	// BeforeCommit, if set, is called after the provider has decided to
+	// process a request (key marked in-flight, lock released) and before it
+	// creates the charge or decline and stores the result. It is the
+	// processing-delay hook: a fault layer sleeps in it to make one request
+	// slow. It receives the incoming request and may be called concurrently.
+	BeforeCommit func(r *http.Request)
+}
+
+// Provider is the reference provider. It implements http.Handler and is
+// safe for concurrent use. Its state lives in memory only.
+type Provider struct {
+	retention    time.Duration
+	now          func() time.Time
+	beforeCommit func(r *http.Request)
+
+	mu      sync.Mutex         // guards keys, charges
+	keys    map[string]*record // by parsed Idempotency-Key (models.ParseKey)
+	charges []models.Charge    // in creation order; ids are ch_%06d of index+1
+}
+
+// New returns a Provider configured by cfg, with no charges and no keys.
+func New(cfg Config) *Provider {
+	p := &Provider{
+		retention:    cfg.Retention,
+		now:          cfg.Now,
+		beforeCommit: cfg.BeforeCommit,
+		keys:         make(map[string]*record),
+	}
+	if p.retention <= 0 {
+		p.retention = DefaultRetention
+	}
+	if p.now == nil {
+		p.now = time.Now
+	}
+	return p
+}
+
+// ServeHTTP routes a request (PROVIDER_API.md):
+//
+//   - POST /v1/charges creates a charge (201), declines it (402) or answers
+//     from the key store (replay, 409, 422); bad requests get 400;
+//   - GET /v1/charges?merchant_reference=REF lists charges (200, or 400
+//     without REF);
+//   - another method on /v1/charges gets 405 with Allow: GET, POST;
+//   - any other path gets 404.
+//
+// Error answers are problem details (application/problem+json). The
+// Authorization header is ignored, and nothing is logged.
+func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != chargesPath {
+		writeProblem(w, http.StatusNotFound, "no such resource: "+r.URL.Path)
+		return
+	}
+	switch r.Method {
+	case http.MethodPost:
+		p.create(w, r)
+	case http.MethodGet:
+		p.find(w, r)
+	default:
+		w.Header().Set("Allow", "GET, POST")
+		writeProblem(w, http.StatusMethodNotAllowed, r.Method+" is not allowed on "+chargesPath)
+	}
+}
+
+// Charges returns a copy of every charge the provider holds, in creation
+// order: the harness's "provider truth".
+func (p *Provider) Charges() []models.Charge {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]models.Charge(nil), p.charges...)
+}

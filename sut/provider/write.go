@@ -1,0 +1,38 @@
+package provider
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/idemcheck/idemcheck/models"
+)
+
+// writeRaw answers with status and body as application/json, body bytes
+// unchanged (a replay sends the stored bytes exactly).
+func writeRaw(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body) // the client may be gone; nothing to do about it
+}
+
+// writeProblem answers with an RFC 9457 problem-details body
+// (application/problem+json) whose title is the status text.
+func writeProblem(w http.ResponseWriter, status int, detail string) {
+	body := mustJSON(models.Problem{
+		Title:  http.StatusText(status),
+		Status: status,
+		Detail: detail,
+	})
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// mustJSON marshals v, one of this package's wire types, which cannot fail.
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic("provider: marshal " + err.Error())
+	}
+	return b
+}
