@@ -1,0 +1,276 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/failsafe-go/failsafe-go"
+	"github.com/failsafe-go/failsafe-go/circuitbreaker"
+	"github.com/failsafe-go/failsafe-go/retrypolicy"
+	"github.com/failsafe-go/failsafe-go/timeout"
+
+	"github.com/idemcheck/idemcheck/models"
+)
+
+// maxBody bounds how much of a response body is read, in bytes.
+const maxBody = 1 << 20
+
+// ShouldRetry is the retry rule of seed article 000 (its ShouldRetry over
+// .NET's HttpClientResiliencePredicates.IsTransient plus 409): req is the
+// request as it went on the wire. A POST is retried only when it carries an
+// Idempotency-Key header. A try is retried after a transport error or a
+// timeout, and on 409 ("the first request under this key is still being
+// processed"), 429, 500, 502, 503 and 504; never on 2xx, 400, 402, 422 or
+// any other answer, and never when the circuit breaker rejected it.
+func ShouldRetry(req *http.Request, resp *http.Response, err error) bool {
+	if req == nil {
+		return false
+	}
+	if req.Method == http.MethodPost && strings.TrimSpace(req.Header.Get(models.IdempotencyKeyHeader)) == "" {
+		return false
+	}
+	if err != nil {
+		return !errors.Is(err, circuitbreaker.ErrOpen)
+	}
+	if resp == nil {
+		return false
+	}
+	switch resp.StatusCode {
+	case http.StatusConflict, http.StatusTooManyRequests, http.StatusInternalServerError,
+		http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
+}
+
+// breakerFailure is what the circuit breaker counts as a failure: transport
+// errors and timeouts, 429 and 5xx. A cancellation by the caller is not the
+// provider's fault and is not counted.
+func breakerFailure(resp *http.Response, err error) bool {
+	if err != nil {
+		return !errors.Is(err, context.Canceled)
+	}
+	return resp != nil && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500)
+}
+
+// unknownStatus reports whether an answer leaves a charge's fate unknown:
+// 409 and 500/502/504 (PROVIDER_API.md). 429 and 503 are transient: the
+// reference dialect documents that nothing was charged.
+func unknownStatus(code int) bool {
+	switch code {
+	case http.StatusConflict, http.StatusInternalServerError, http.StatusBadGateway, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
+}
+
+// reply is the pipeline's final answer and what its tries saw.
+type reply struct {
+	// status and body are the last response's; status is 0 with err.
+	status int
+	body   []byte
+	err    error
+	// tries is how many tries were handed to the transport.
+	tries int
+	// unknown is true when some try may have reached the provider without
+	// a known result: a transport error, a timeout, 409 or 500/502/504.
+	unknown bool
+}
+
+// pipeline is the resilience pipeline of seed article 000, outermost first:
+// total timeout → retry → circuit breaker → attempt timeout → transport.
+// WrapTransport wraps the transport inside it, so it sees every try. The
+// breaker is shared by all calls of one Client; it is safe for concurrent use.
+type pipeline struct {
+	cfg     Config
+	rt      http.RoundTripper
+	total   timeout.Timeout[*http.Response]
+	attempt timeout.Timeout[*http.Response]
+	breaker circuitbreaker.CircuitBreaker[*http.Response] // nil when disabled
+}
+
+func newPipeline(cfg Config) *pipeline {
+	var rt http.RoundTripper = wireRecorder{next: cfg.transport()}
+	if cfg.WrapTransport != nil {
+		rt = cfg.WrapTransport(rt)
+	}
+	p := &pipeline{
+		cfg:     cfg,
+		rt:      rt,
+		total:   timeout.New[*http.Response](cfg.TotalTimeout),
+		attempt: timeout.New[*http.Response](cfg.AttemptTimeout),
+	}
+	if b := cfg.Breaker; !b.Disabled {
+		p.breaker = circuitbreaker.NewBuilder[*http.Response]().
+			HandleIf(breakerFailure).
+			WithFailureRateThreshold(b.FailureRatio, b.MinimumThroughput, b.SamplingDuration).
+			WithDelay(b.BreakDuration).
+			WithSuccessThreshold(1).
+			Build()
+	}
+	return p
+}
+
+// send runs one request through the pipeline. Every try is a fresh
+// http.Request carrying ctx (and so its values), the same body and the
+// same header; the response body is read inside the try.
+func (p *pipeline) send(ctx context.Context, method, url string, body []byte, header http.Header) reply {
+	st := &callState{}
+	ctx = context.WithValue(ctx, callStateKey{}, st)
+	deadline := time.Now().Add(p.cfg.TotalTimeout)
+	retry := retrypolicy.NewBuilder[*http.Response]().
+		HandleIf(func(resp *http.Response, err error) bool {
+			return ShouldRetry(st.lastWire(), resp, err)
+		}).
+		AbortIf(func(resp *http.Response, _ error) bool {
+			// Never after the caller's context is done, nor when the
+			// provider asks for a pause longer than the time left.
+			return ctx.Err() != nil || retryAfter(resp) >= time.Until(deadline)
+		}).
+		WithMaxRetries(p.cfg.MaxRetries).
+		WithDelay(p.cfg.RetryDelay).
+		WithDelayFunc(p.delay).
+		ReturnLastFailure().
+		Build()
+	policies := []failsafe.Policy[*http.Response]{p.total, retry}
+	if p.breaker != nil {
+		policies = append(policies, p.breaker)
+	}
+	policies = append(policies, p.attempt)
+
+	resp, err := failsafe.With(policies...).WithContext(ctx).
+		GetWithExecution(func(exec failsafe.Execution[*http.Response]) (*http.Response, error) {
+			return p.try(exec.Context(), st, method, url, body, header)
+		})
+	r := reply{err: err}
+	if err == nil && resp != nil {
+		r.status = resp.StatusCode
+		r.body, _ = io.ReadAll(resp.Body) // an in-memory reader, see try
+	}
+	r.tries, r.unknown = st.result()
+	return r
+}
+
+// delay honours Retry-After (in seconds) on 429 and 503, capped by what is
+// left of TotalTimeout; -1 means "use RetryDelay". (A Retry-After at least
+// as long as what is left ends the retries at once, see send.)
+func (p *pipeline) delay(exec failsafe.ExecutionAttempt[*http.Response]) time.Duration {
+	d := retryAfter(exec.LastResult())
+	if d < 0 {
+		return -1
+	}
+	return max(0, min(d, p.cfg.TotalTimeout-exec.ElapsedTime()))
+}
+
+// retryAfter is the Retry-After of a 429 or 503 answer, or -1 when it has
+// none (or an HTTP-date, which the reference dialect does not send).
+func retryAfter(resp *http.Response) time.Duration {
+	if resp == nil || (resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable) {
+		return -1
+	}
+	s, err := strconv.Atoi(strings.TrimSpace(resp.Header.Get("Retry-After")))
+	if err != nil || s < 0 {
+		return -1
+	}
+	return time.Duration(s) * time.Second
+}
+
+// try performs one HTTP try under ctx, the try's context.
+func (p *pipeline) try(ctx context.Context, st *callState, method, url string, body []byte, header http.Header) (*http.Response, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err // nothing sent
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		return nil, err // nothing sent
+	}
+	req.Header = header.Clone()
+	st.begin(req)
+	resp, err := p.rt.RoundTrip(req)
+	if err != nil {
+		st.markUnknown()
+		return nil, err
+	}
+	var b []byte
+	if resp.Body != nil {
+		b, err = io.ReadAll(io.LimitReader(resp.Body, maxBody))
+		resp.Body.Close()
+	}
+	if err != nil {
+		st.markUnknown()
+		return nil, err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	if unknownStatus(resp.StatusCode) {
+		st.markUnknown()
+	}
+	return resp, nil
+}
+
+// callState is what the tries of one pipeline call saw.
+type callState struct {
+	mu      sync.Mutex // guards all fields below
+	tries   int
+	unknown bool
+	wire    *http.Request // the last try as it went on the wire
+}
+
+type callStateKey struct{}
+
+func (s *callState) begin(req *http.Request) {
+	w := &http.Request{Method: req.Method, Header: req.Header.Clone()}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tries++
+	s.wire = w
+}
+
+// sawWire records req as the request the transport actually received,
+// after any WrapTransport middleware changed it.
+func (s *callState) sawWire(req *http.Request) {
+	w := &http.Request{Method: req.Method, Header: req.Header.Clone()}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.wire = w
+}
+
+func (s *callState) markUnknown() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.unknown = true
+}
+
+func (s *callState) lastWire() *http.Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.wire
+}
+
+func (s *callState) result() (tries int, unknown bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tries, s.unknown
+}
+
+// wireRecorder is the innermost round tripper: it tells the call's state
+// which request really went out, so ShouldRetry judges the wire, not the
+// request before middleware.
+type wireRecorder struct{ next http.RoundTripper }
+
+func (w wireRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	if st, ok := req.Context().Value(callStateKey{}).(*callState); ok {
+		st.sawWire(req)
+	}
+	return w.next.RoundTrip(req)
+}

@@ -1,0 +1,113 @@
+package client
+
+import (
+	"context"
+	"time"
+)
+
+// ReconcileReport counts what one reconciliation run did.
+type ReconcileReport struct {
+	// Checked is how many open attempts were old enough to ask about.
+	Checked int
+	// Succeeded is how many the provider holds a charge for (now Succeeded,
+	// their orders Paid).
+	Succeeded int
+	// Abandoned is how many had no charge after AbandonAfter (now
+	// Abandoned, their orders Placed again).
+	Abandoned int
+	// StillOpen is how many had no charge yet and stay Open.
+	StillOpen int
+	// Errors is how many could not be settled: the provider was not
+	// reached, or the client crashed.
+	Errors int
+}
+
+// ReconciliationJob settles open attempts by asking the provider for their
+// charges (seed article 000, PaymentReconciliationJob). It is safe for
+// concurrent use, though one job per store is the intended deployment: two
+// runs may ask about the same attempt, which is harmless (a GET), and
+// their writes are idempotent.
+type ReconciliationJob struct {
+	c *Client
+}
+
+// ReconciliationJob returns the client's reconciliation job.
+func (c *Client) ReconciliationJob() *ReconciliationJob { return &ReconciliationJob{c: c} }
+
+// RunReconciliation runs the reconciliation job once at now; see
+// ReconciliationJob.RunOnce.
+func (c *Client) RunReconciliation(ctx context.Context, now time.Time) ReconcileReport {
+	return c.ReconciliationJob().RunOnce(ctx, now)
+}
+
+// RunOnce asks about every Open attempt created at or before now-MinAge:
+// it sets LastCheckedAt to now and GETs
+// /v1/charges?merchant_reference=<attempt reference> through the pipeline.
+// A succeeded charge makes the attempt Succeeded and its order Paid; no
+// charge and an age of at least AbandonAfter makes it Abandoned and its
+// order Placed (the shopper may pay again under a new key); otherwise it
+// stays Open. A failed query leaves the attempt as it is. Every request
+// carries ctx.
+func (j *ReconciliationJob) RunOnce(ctx context.Context, now time.Time) ReconcileReport {
+	c := j.c
+	ctx, done := c.callContext(ctx)
+	defer done()
+
+	var rep ReconcileReport
+	for _, a := range c.store.openAttempts(now.Add(-c.cfg.MinAge)) {
+		rep.Checked++
+		if err := c.store.markChecked(c.epoch, a.ID, now); err != nil {
+			rep.Errors++
+			continue
+		}
+		list, err := c.gw.findCharges(ctx, a.Reference())
+		if err != nil {
+			rep.Errors++
+			continue
+		}
+		chargeID := ""
+		for _, ch := range list.Data {
+			if ch.Status == "succeeded" {
+				chargeID = ch.ID
+				break
+			}
+		}
+		switch {
+		case chargeID != "":
+			_, err = c.store.succeed(c.epoch, a.ID, chargeID)
+			count(&rep, &rep.Succeeded, err)
+		case now.Sub(a.CreatedAt) >= c.cfg.AbandonAfter:
+			_, err = c.store.abandon(c.epoch, a.ID)
+			count(&rep, &rep.Abandoned, err)
+		default:
+			rep.StillOpen++
+		}
+	}
+	return rep
+}
+
+// count increments n when a store write succeeded, else rep.Errors.
+func count(rep *ReconcileReport, n *int, err error) {
+	if err != nil {
+		rep.Errors++
+		return
+	}
+	*n++
+}
+
+// Run runs RunOnce every Interval, at Config.Now(), until ctx is done or
+// the client crashes; it returns the cause.
+func (j *ReconciliationJob) Run(ctx context.Context) error {
+	t := time.NewTicker(j.c.cfg.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-j.c.life.Done():
+			return ErrCrashed
+		case <-t.C:
+			j.RunOnce(ctx, j.c.cfg.Now())
+		}
+	}
+}

@@ -1,0 +1,100 @@
+// Package mutants holds planted bugs: small, named variations of the
+// reference client or provider that each break one invariant, so the
+// harness can prove it sees that fault class (DESIGN.md, "The harness must
+// prove its own power"). Select one with IDEMCHECK_MUTANT=<name>.
+package mutants
+
+import (
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/idemcheck/idemcheck/models"
+	"github.com/idemcheck/idemcheck/sut/client"
+	"github.com/idemcheck/idemcheck/sut/provider"
+)
+
+// Mutant is one planted bug.
+type Mutant struct {
+	// Name selects it: IDEMCHECK_MUTANT=<Name>.
+	Name string
+	// Description says what is broken, in one line.
+	Description string
+	// Invariant is the invariant it must break first.
+	Invariant string
+	// MinSteps is the length of the smallest shopper sequence that shows it.
+	MinSteps int
+	// Class is the real-world fault class it stands for.
+	Class string
+	// Client, if set, changes the reference client's configuration.
+	Client func(cfg *client.Config)
+	// Provider, if set, changes the embedded provider's configuration.
+	Provider func(cfg *provider.Config)
+}
+
+var registry = map[string]Mutant{}
+
+func register(m Mutant) {
+	if _, dup := registry[m.Name]; dup {
+		panic("mutants: registered twice: " + m.Name)
+	}
+	registry[m.Name] = m
+}
+
+// Lookup returns the mutant called name, or an error listing the known ones.
+func Lookup(name string) (Mutant, error) {
+	m, ok := registry[name]
+	if !ok {
+		return Mutant{}, fmt.Errorf("mutants: unknown mutant %q (known: %s)", name, strings.Join(Names(), ", "))
+	}
+	return m, nil
+}
+
+// Names lists the registered mutants in name order.
+func Names() []string {
+	ns := make([]string, 0, len(registry))
+	for n := range registry {
+		ns = append(ns, n)
+	}
+	sort.Strings(ns)
+	return ns
+}
+
+// All returns every registered mutant in name order.
+func All() []Mutant {
+	var ms []Mutant
+	for _, n := range Names() {
+		ms = append(ms, registry[n])
+	}
+	return ms
+}
+
+func init() {
+	register(Mutant{
+		Name:        "fresh-key-per-request",
+		Description: "an HTTP middleware puts a new Idempotency-Key on every request, so retries are never deduplicated",
+		Invariant:   "one-key-per-intent",
+		MinSteps:    2,
+		Class:       "key generated per HTTP request (seed article 000, first trap)",
+		Client: func(cfg *client.Config) {
+			newKey := cfg.NewKey
+			cfg.WrapTransport = func(next http.RoundTripper) http.RoundTripper {
+				return freshKey{next: next, newKey: newKey}
+			}
+		},
+	})
+}
+
+// freshKey is the middleware of the seed article's first trap: a
+// DelegatingHandler that sets a new key on every request.
+type freshKey struct {
+	next   http.RoundTripper
+	newKey func() string
+}
+
+func (f freshKey) RoundTrip(req *http.Request) (*http.Response, error) {
+	r := req.Clone(req.Context())
+	r.Header.Set(models.IdempotencyKeyHeader, models.FormatKey(f.newKey()))
+	return f.next.RoundTrip(r)
+}
