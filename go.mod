@@ -3,11 +3,13 @@ module github.com/idemcheck/idemcheck
 go 1.26.8
 
 require (
+	github.com/failsafe-go/failsafe-go v0.9.8
+	github.com/google/uuid v1.6.0
+	github.com/stretchr/testify v1.12.1
+	pgregory.net/rapid v1.3.0
+)
+
+require (
 	github.com/bits-and-blooms/bitset v1.24.4 // indirect
-	github.com/failsafe-go/failsafe-go v0.9.8 // indirect
-	github.com/google/uuid v1.6.0 // indirect
-	github.com/influxdata/tdigest v0.0.1 // indirect
-	github.com/stretchr/testify v1.12.1 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
-	pgregory.net/rapid v1.3.0 // indirect
 )

@@ -17,6 +17,9 @@ const (
 	OpAdvance   OpKind = "advance-time"
 	OpCrash     OpKind = "crash-restart"
 	OpHeal      OpKind = "heal-faults"
+	// OpProbe is a raw request the harness sends itself, reusing a stored
+	// key, to exercise the provider's replay and fingerprint paths.
+	OpProbe OpKind = "probe"
 )
 
 // Step is one action of the drawn sequence, numbered from 1. One step may

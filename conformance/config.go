@@ -1,0 +1,87 @@
+package conformance
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+)
+
+// Config configures a conformance run. FromEnv reads it from the
+// environment; the zero value of a field means its default.
+type Config struct {
+	// Provider is the provider under test: "embedded" (default).
+	// IDEMCHECK_PROVIDER.
+	Provider string
+	// Mutant names a planted bug to swap in (see sut/mutants), "" for the
+	// reference client and provider. IDEMCHECK_MUTANT.
+	Mutant string
+	// ReportDir is where failure reports are written; default
+	// "idemcheck-reports" in the package directory (git-ignored).
+	// IDEMCHECK_REPORT_DIR.
+	ReportDir string
+	// MaxOrders bounds the orders one sequence opens; default 3.
+	MaxOrders int
+	// MaxSchedule bounds the drawn fault schedule's length; default 12.
+	MaxSchedule int
+	// Processing is the embedded provider's base processing time per
+	// request; default 50ms.
+	Processing time.Duration
+	// Retention is the embedded provider's key retention window; default 24h.
+	Retention time.Duration
+}
+
+// Defaults of Config.
+const (
+	DefaultReportDir   = "idemcheck-reports"
+	DefaultMaxOrders   = 3
+	DefaultMaxSchedule = 12
+	DefaultProcessing  = 50 * time.Millisecond
+	DefaultRetention   = 24 * time.Hour
+)
+
+// FromEnv reads IDEMCHECK_PROVIDER, IDEMCHECK_MUTANT, IDEMCHECK_REPORT_DIR,
+// IDEMCHECK_MAX_ORDERS and IDEMCHECK_MAX_SCHEDULE. An unusable value is an
+// error naming the variable.
+func FromEnv() (Config, error) {
+	c := Config{
+		Provider:  os.Getenv("IDEMCHECK_PROVIDER"),
+		Mutant:    os.Getenv("IDEMCHECK_MUTANT"),
+		ReportDir: os.Getenv("IDEMCHECK_REPORT_DIR"),
+	}
+	for name, dst := range map[string]*int{"IDEMCHECK_MAX_ORDERS": &c.MaxOrders, "IDEMCHECK_MAX_SCHEDULE": &c.MaxSchedule} {
+		if v := os.Getenv(name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return c, fmt.Errorf("conformance: %s=%q is not a positive integer", name, v)
+			}
+			*dst = n
+		}
+	}
+	return c.withDefaults()
+}
+
+func (c Config) withDefaults() (Config, error) {
+	if c.Provider == "" {
+		c.Provider = "embedded"
+	}
+	if c.Provider != "embedded" {
+		return c, fmt.Errorf("conformance: IDEMCHECK_PROVIDER=%q is not supported yet (only \"embedded\")", c.Provider)
+	}
+	if c.ReportDir == "" {
+		c.ReportDir = DefaultReportDir
+	}
+	if c.MaxOrders == 0 {
+		c.MaxOrders = DefaultMaxOrders
+	}
+	if c.MaxSchedule == 0 {
+		c.MaxSchedule = DefaultMaxSchedule
+	}
+	if c.Processing == 0 {
+		c.Processing = DefaultProcessing
+	}
+	if c.Retention == 0 {
+		c.Retention = DefaultRetention
+	}
+	return c, nil
+}

@@ -1,0 +1,171 @@
+package conformance
+
+import (
+	"github.com/google/uuid"
+	"github.com/idemcheck/idemcheck/models"
+)
+
+// checkOneKeyPerIntent: every POST for one intent (merchant reference)
+// carries one key; no key serves two intents; the stored key is the one on
+// the wire. Seed article 000, "Key Ödeme Niyeti Başına Bir Kez Üretilir".
+func checkOneKeyPerIntent(w World) string {
+	n := newNames(w)
+	keysOf := map[string][]string{} // reference → distinct keys, first-seen order
+	refsOf := map[string]string{}   // key → first reference
+	var refs []string
+	for _, e := range posts(w.History) {
+		if !e.HasKey || e.MerchantReference == "" {
+			continue
+		}
+		ks, seen := keysOf[e.MerchantReference]
+		if !seen {
+			refs = append(refs, e.MerchantReference)
+		}
+		if !contains(ks, e.Key) {
+			keysOf[e.MerchantReference] = append(ks, e.Key)
+		}
+		if first, ok := refsOf[e.Key]; ok && first != e.MerchantReference {
+			return violation(OneKeyPerIntent, "%s reused the key of %s", n.of(e.MerchantReference), n.of(first))
+		}
+		refsOf[e.Key] = e.MerchantReference
+	}
+	for _, ref := range refs {
+		if k := len(keysOf[ref]); k > 1 {
+			return violation(OneKeyPerIntent, "%s sent %d distinct keys", n.of(ref), k)
+		}
+	}
+	for _, a := range w.Attempts {
+		ks := keysOf[a.Reference()]
+		if len(ks) == 1 && ks[0] != a.IdempotencyKey {
+			return violation(OneKeyPerIntent, "%s sent a key other than the one stored for it", n.of(a.Reference()))
+		}
+	}
+	return ""
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// checkKeyFormat: every key sent is a Structured Field String (quoted) of a
+// UUID (draft-ietf-httpapi-idempotency-key-header §2; seed article 000).
+func checkKeyFormat(w World) string {
+	n := newNames(w)
+	for _, e := range posts(w.History) {
+		if !e.HasKey {
+			continue
+		}
+		key, quoted, ok := models.ParseKey(e.KeyHeader)
+		if !ok || !quoted {
+			return violation(KeyFormat, "%s sent the key unquoted or malformed, want a Structured Field String", n.of(e.MerchantReference))
+		}
+		if _, err := uuid.Parse(key); err != nil || len(key) != 36 {
+			return violation(KeyFormat, "%s sent a key that is not a UUID", n.of(e.MerchantReference))
+		}
+	}
+	return ""
+}
+
+// checkNoUnsafeRetry: within one client call, a POST without a key is sent
+// at most once per intent, and nothing is resent after a 400 or 422 (RFC
+// 9110 §9.2.2; seed article 000, ShouldRetry).
+func checkNoUnsafeRetry(w World) string {
+	n := newNames(w)
+	type callIntent struct {
+		op  int
+		ref string
+	}
+	keyless := map[callIntent]int{}
+	refused := map[callIntent]int{}
+	for _, e := range posts(w.History) {
+		ci := callIntent{e.OpID, e.MerchantReference}
+		if status, ok := refused[ci]; ok && e.OpID != 0 {
+			return violation(NoUnsafeRetry, "%s was resent after a %d, which is never retried", n.of(e.MerchantReference), status)
+		}
+		if !e.HasKey {
+			keyless[ci]++
+			if keyless[ci] > 1 && e.OpID != 0 {
+				return violation(NoUnsafeRetry, "%s was retried without an Idempotency-Key", n.of(e.MerchantReference))
+			}
+		}
+		if e.Done && (e.Status == 400 || e.Status == 422) {
+			refused[ci] = e.Status
+		}
+	}
+	return ""
+}
+
+// checkConflictNeverFinal: an unknown outcome (409, timeout, reset, 5xx
+// other than 503) is never taken as final. A call whose last exchange was
+// unknown answers PaymentPending; Paid needs a 2xx and Declined a 402 on
+// the wire; an order with an open attempt is PaymentPending, and an order
+// has at most one open attempt (seed article 000: "409'u hata ya da başarı
+// saymak"; PROVIDER_API.md "What unknown outcome means").
+func checkConflictNeverFinal(w World) string {
+	n := newNames(w)
+	byOp := map[int][]models.Exchange{}
+	for _, e := range posts(w.History) {
+		byOp[e.OpID] = append(byOp[e.OpID], e)
+	}
+	for _, op := range w.History.Ops {
+		if op.Kind != models.OpCheckout || !op.Returned || op.Lost {
+			continue
+		}
+		exs := byOp[op.ID]
+		if len(exs) == 0 {
+			continue
+		}
+		last := exs[len(exs)-1]
+		name := n.of(last.MerchantReference)
+		switch {
+		case last.Unknown() && op.Result != "PaymentPending":
+			return violation(ConflictNeverFinal, "%s: checkout answered %s after the outcome was unknown (%s)", name, op.Result, sawStatus(last))
+		case op.Result == "Paid" && !anyStatus(exs, 200, 201):
+			return violation(ConflictNeverFinal, "%s: checkout answered Paid without a 2xx from the provider (last %s)", name, sawStatus(last))
+		case op.Result == "Declined" && !anyStatus(exs, 402):
+			return violation(ConflictNeverFinal, "%s: checkout answered Declined without a 402 from the provider (last %s)", name, sawStatus(last))
+		}
+	}
+	seen402 := map[string]bool{}
+	for _, e := range posts(w.History) {
+		if e.Status == 402 {
+			seen402[e.MerchantReference] = true
+		}
+	}
+	open := map[int64]int{}
+	for _, a := range w.Attempts {
+		switch a.Status {
+		case models.AttemptOpen:
+			open[a.OrderID]++
+			if open[a.OrderID] > 1 {
+				return violation(ConflictNeverFinal, "order %d has two open intents at once", a.OrderID)
+			}
+		case models.AttemptDeclined:
+			if !seen402[a.Reference()] {
+				return violation(ConflictNeverFinal, "%s was marked Declined without a 402 from the provider", n.of(a.Reference()))
+			}
+		}
+	}
+	for _, o := range w.Orders {
+		if open[o.ID] > 0 && o.Status != models.OrderPaymentPending {
+			return violation(ConflictNeverFinal, "order %d is %s while an intent is still open", o.ID, o.Status)
+		}
+	}
+	return ""
+}
+
+func anyStatus(exs []models.Exchange, codes ...int) bool {
+	for _, e := range exs {
+		for _, c := range codes {
+			if e.Status == c {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,204 @@
+package conformance
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/idemcheck/idemcheck/models"
+)
+
+// checkAtMostOneCharge: the provider never holds two successful charges
+// for one order.
+func checkAtMostOneCharge(w World) string {
+	byOrder := map[int64][]string{}
+	var orders []int64
+	for _, c := range w.Charges {
+		if c.Status != "succeeded" {
+			continue
+		}
+		o := orderOf(c.MerchantReference)
+		if _, ok := byOrder[o]; !ok {
+			orders = append(orders, o)
+		}
+		byOrder[o] = append(byOrder[o], c.ID)
+	}
+	for _, o := range orders {
+		if ids := byOrder[o]; len(ids) > 1 {
+			return violation(AtMostOneChargePerOrder, "the provider holds %d charges for order %d (%s)", len(ids), o, strings.Join(ids, ", "))
+		}
+	}
+	return ""
+}
+
+// specVerdict is the specification's judgement of one provider answer.
+type specVerdict struct {
+	ex     models.Exchange
+	expect models.Expect
+}
+
+// replaySpec runs the provider's recorded decisions — arrivals and commits,
+// in the order the history saw them — through models.Spec and returns, for
+// every completed POST, what the specification allowed.
+func replaySpec(w World) []specVerdict {
+	type event struct {
+		seq     int
+		arrival bool
+		ex      models.Exchange
+	}
+	var evs []event
+	for _, e := range posts(w.History) {
+		if !e.Forwarded || e.ArrivalSeq == 0 {
+			continue
+		}
+		evs = append(evs, event{seq: e.ArrivalSeq, arrival: true, ex: e})
+		if e.ProviderDone {
+			evs = append(evs, event{seq: e.ProviderSeq, ex: e})
+		}
+	}
+	sort.Slice(evs, func(i, j int) bool { return evs[i].seq < evs[j].seq })
+	spec := models.NewSpec(w.Retention)
+	expects := map[int]models.Expect{}
+	var out []specVerdict
+	for _, ev := range evs {
+		e := ev.ex
+		if ev.arrival {
+			var x models.Expect
+			spec, x = spec.Arrive(e.Key, e.HasKey, e.Fingerprint, e.ArrivedAt)
+			expects[e.ID] = x
+			continue
+		}
+		x := expects[e.ID]
+		if x.Kind == models.ExpectProcess {
+			spec = spec.Complete(e.Key, e.ProviderStatus, e.ProviderBodyDigest, e.ProviderDoneAt)
+		}
+		out = append(out, specVerdict{ex: e, expect: x})
+	}
+	return out
+}
+
+// checkReplayConsistent: a completed key answers with the first response's
+// status and body (same charge id); a key in flight answers 409 (draft §2.6;
+// seed article 004, "Response content'i de kaydet").
+func checkReplayConsistent(w World) string {
+	n := newNames(w)
+	for _, v := range replaySpec(w) {
+		e, x := v.ex, v.expect
+		name := n.of(e.MerchantReference)
+		switch x.Kind {
+		case models.ExpectReplay:
+			if !x.Matches(e.ProviderStatus, e.ProviderBodyDigest) {
+				return violation(ReplayConsistent, "%s: a retry of a completed key was answered %s, not the first response (%d)", name, answer(e), x.Status)
+			}
+		case models.ExpectConflict:
+			if !x.Matches(e.ProviderStatus, e.ProviderBodyDigest) {
+				return violation(ReplayConsistent, "%s: a retry while the key was in flight was answered %s, not 409", name, answer(e))
+			}
+		case models.ExpectProcess:
+			if e.ProviderStatus == 409 {
+				return violation(ReplayConsistent, "%s: a key no request was processing was answered 409", name)
+			}
+		}
+	}
+	return ""
+}
+
+// checkMismatchRejected: the same key with another body is refused with
+// 422 and creates nothing (draft §2.6; PROVIDER_API.md).
+func checkMismatchRejected(w World) string {
+	n := newNames(w)
+	for _, v := range replaySpec(w) {
+		if v.expect.Kind == models.ExpectMismatch && !v.expect.Matches(v.ex.ProviderStatus, v.ex.ProviderBodyDigest) {
+			return violation(MismatchRejected, "%s: a request reusing a key with another body was answered %s, not 422", n.of(v.ex.MerchantReference), answer(v.ex))
+		}
+	}
+	return ""
+}
+
+// answer is the provider's answer to e for messages: "201 ch_000002".
+func answer(e models.Exchange) string {
+	s := itoa(e.ProviderStatus)
+	if e.ProviderChargeID != "" {
+		s += " " + e.ProviderChargeID
+	}
+	return s
+}
+
+// checkBooksBalance: every Succeeded attempt has exactly one provider
+// charge, with its id, amount and currency; every provider charge belongs
+// to an attempt that is Succeeded with that charge or still Open (unsettled);
+// a Paid order names its attempt's charge (seed article 000, "muhasebe
+// mutabakatı").
+func checkBooksBalance(w World) string {
+	n := newNames(w)
+	chargesOf := map[string][]models.Charge{}
+	for _, c := range w.Charges {
+		if c.Status == "succeeded" {
+			chargesOf[c.MerchantReference] = append(chargesOf[c.MerchantReference], c)
+		}
+	}
+	attemptOf := map[string]models.PaymentAttempt{}
+	paidWith := map[int64]string{}
+	for _, a := range w.Attempts {
+		ref := a.Reference()
+		attemptOf[ref] = a
+		if a.Status != models.AttemptSucceeded {
+			continue
+		}
+		paidWith[a.OrderID] = a.ProviderChargeID
+		cs := chargesOf[ref]
+		switch {
+		case len(cs) != 1:
+			return violation(BooksBalance, "%s is Succeeded but the provider holds %d charges for it", n.of(ref), len(cs))
+		case cs[0].ID != a.ProviderChargeID:
+			return violation(BooksBalance, "%s is Succeeded with %s but the provider's charge is %s", n.of(ref), a.ProviderChargeID, cs[0].ID)
+		case cs[0].Amount != a.Amount || cs[0].Currency != a.Currency:
+			return violation(BooksBalance, "%s: the provider charged %d %s, the intent was %d %s", n.of(ref), cs[0].Amount, cs[0].Currency, a.Amount, a.Currency)
+		}
+	}
+	for _, c := range w.Charges {
+		if c.Status != "succeeded" {
+			continue
+		}
+		a, ok := attemptOf[c.MerchantReference]
+		switch {
+		case !ok:
+			return violation(BooksBalance, "the provider holds %s for %s, which the client has no record of", c.ID, n.of(c.MerchantReference))
+		case a.Status != models.AttemptSucceeded && a.Status != models.AttemptOpen:
+			return violation(BooksBalance, "the provider holds %s for %s, which the client marked %s", c.ID, n.of(c.MerchantReference), a.Status)
+		}
+	}
+	for _, o := range w.Orders {
+		if o.Status == models.OrderPaid && o.ProviderChargeID != paidWith[o.ID] {
+			return violation(BooksBalance, "order %d is Paid with %q but its Succeeded intent has %q", o.ID, o.ProviderChargeID, paidWith[o.ID])
+		}
+	}
+	return ""
+}
+
+// checkConverges: after faults heal and AbandonAfter plus the interval
+// pass, no attempt is Open and an order is Paid exactly when the provider
+// holds its charge (seed article 000, "Reconciliation").
+func checkConverges(w World) string {
+	n := newNames(w)
+	for _, a := range w.Attempts {
+		if a.Status == models.AttemptOpen {
+			return violation(ReconciliationConverges, "%s is still Open after reconciliation", n.of(a.Reference()))
+		}
+	}
+	charged := map[int64]string{}
+	for _, c := range w.Charges {
+		if c.Status == "succeeded" {
+			charged[orderOf(c.MerchantReference)] = c.ID
+		}
+	}
+	for _, o := range w.Orders {
+		id, has := charged[o.ID]
+		switch {
+		case has && o.Status != models.OrderPaid:
+			return violation(ReconciliationConverges, "order %d is %s but the provider holds %s for it", o.ID, o.Status, id)
+		case !has && o.Status == models.OrderPaid:
+			return violation(ReconciliationConverges, "order %d is Paid but the provider holds no charge for it", o.ID)
+		}
+	}
+	return ""
+}

@@ -1,0 +1,141 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/idemcheck/idemcheck/faults"
+	"github.com/idemcheck/idemcheck/models"
+	"github.com/idemcheck/idemcheck/sut/client"
+	"github.com/idemcheck/idemcheck/sut/mutants"
+	"github.com/idemcheck/idemcheck/sut/provider"
+)
+
+// Cards are the shopper's cards by label; reports show labels, never tokens.
+var cards = map[string]string{
+	"visa":       "tok_visa",
+	"mastercard": "tok_mastercard",
+	"declined":   "tok_chargeDeclined",
+}
+
+// cardLabels is cards' keys in drawing order.
+var cardLabels = []string{"visa", "mastercard", "declined"}
+
+// world is one sequence's systems: the reference (or mutant) client and
+// provider wired through the fault layer, on the bubble's virtual clock.
+type world struct {
+	cfg      Config
+	clock    faults.VirtualClock
+	hist     *models.History
+	prov     *provider.Provider
+	wire     *faults.InProcess
+	faults   *faults.Transport
+	schedule []faults.Fault
+	store    *client.Store
+	ccfg     client.Config
+	cli      *client.Client
+	keys     *keySource
+	orders   []models.Order
+	lastCard map[int64]string
+}
+
+// newWorld builds the systems for one sequence under fault schedule.
+func newWorld(cfg Config, m *mutants.Mutant, schedule []faults.Fault) *world {
+	w := &world{cfg: cfg, hist: models.NewHistory(), schedule: schedule, lastCard: map[int64]string{}}
+	w.keys = newKeySource(w.clock.Now)
+	w.wire = &faults.InProcess{History: w.hist, Processing: cfg.Processing, Now: w.clock.Now}
+	pcfg := provider.Config{Retention: cfg.Retention, Now: w.clock.Now, BeforeCommit: w.wire.BeforeCommit}
+	if m != nil && m.Provider != nil {
+		m.Provider(&pcfg)
+	}
+	w.prov = provider.New(pcfg)
+	w.wire.Handler = w.prov
+	w.faults = faults.NewTransport(w.wire, w.hist, schedule)
+	w.faults.Now = w.clock.Now
+	w.ccfg = client.Config{
+		BaseURL:    "http://provider.idemcheck.invalid",
+		HTTPClient: &http.Client{Transport: w.faults},
+		Now:        w.clock.Now,
+		NewKey:     w.keys.Key,
+		NewID:      w.keys.UUID,
+		// Spelled out so the harness knows the durations it must outwait.
+		AttemptTimeout: client.DefaultAttemptTimeout,
+		TotalTimeout:   client.DefaultTotalTimeout,
+		RetryDelay:     client.DefaultRetryDelay,
+		MaxRetries:     client.DefaultMaxRetries,
+		MinAge:         client.DefaultMinAge,
+		AbandonAfter:   client.DefaultAbandonAfter,
+		Interval:       client.DefaultInterval,
+	}
+	if m != nil && m.Client != nil {
+		m.Client(&w.ccfg)
+	}
+	w.store = client.NewStore()
+	w.cli = client.New(w.ccfg, w.store)
+	return w
+}
+
+// snapshot is the World the invariants read now.
+func (w *world) snapshot() World {
+	return World{
+		History:   w.hist.Snapshot(),
+		Orders:    w.store.Orders(),
+		Attempts:  w.store.Attempts(),
+		Charges:   w.prov.Charges(),
+		Retention: w.cfg.Retention,
+		Now:       w.clock.Now(),
+	}
+}
+
+// openOrder opens an order for total minor units of currency.
+func (w *world) openOrder(actor string, total int64, currency string) models.Order {
+	id := w.hist.BeginOp(models.Operation{Actor: actor, Kind: models.OpOpenOrder, Amount: total, Currency: currency, InvokedAt: w.clock.Now()})
+	o := w.cli.OpenOrder(total, currency)
+	w.hist.EndOp(id, func(op *models.Operation) {
+		op.OrderID, op.Returned, op.ReturnedAt, op.Result = o.ID, true, w.clock.Now(), string(o.Status)
+	})
+	w.orders = append(w.orders, o)
+	return o
+}
+
+// checkout runs one shopper checkout of order with card and records it.
+func (w *world) checkout(cli *client.Client, actor string, order models.Order, card string) client.CheckoutResult {
+	id := w.hist.BeginOp(models.Operation{
+		Actor: actor, Kind: models.OpCheckout, OrderID: order.ID, Card: card,
+		Amount: order.Total, Currency: order.Currency, InvokedAt: w.clock.Now(),
+	})
+	res := cli.Checkout(models.WithOp(context.Background(), id), order.ID, cards[card])
+	w.hist.EndOp(id, func(op *models.Operation) {
+		op.ReturnedAt, op.Returned = w.clock.Now(), true
+		op.Result, op.HTTPStatus = string(res.Outcome), res.HTTPStatus
+		op.AttemptID, op.ChargeID = res.AttemptID, res.ChargeID
+	})
+	w.lastCard[order.ID] = card
+	return res
+}
+
+// reconcile runs the reconciliation job once.
+func (w *world) reconcile(actor string) client.ReconcileReport {
+	id := w.hist.BeginOp(models.Operation{Actor: actor, Kind: models.OpReconcile, InvokedAt: w.clock.Now()})
+	rep := w.cli.RunReconciliation(models.WithOp(context.Background(), id), w.clock.Now())
+	w.hist.EndOp(id, func(op *models.Operation) {
+		op.Returned, op.ReturnedAt = true, w.clock.Now()
+		op.Result = fmt.Sprintf("checked %d, succeeded %d, abandoned %d, still open %d, errors %d",
+			rep.Checked, rep.Succeeded, rep.Abandoned, rep.StillOpen, rep.Errors)
+	})
+	return rep
+}
+
+// restart is a crash of the client process: the old instance is fenced
+// off the store and a new one opens it, keeping every stored attempt.
+func (w *world) restart() {
+	w.cli.Crash()
+	w.cli = client.New(w.ccfg, w.store)
+}
+
+// order returns the current state of order id.
+func (w *world) order(id int64) models.Order {
+	o, _ := w.store.Order(id)
+	return o
+}

@@ -1,0 +1,71 @@
+package conformance_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// runConformance runs TestConformance of this test binary in a child
+// process with env added, in a scratch directory, and returns its output,
+// whether it failed, and the report directory. A child process is how a
+// user meets a failure (go test fails), and rapid.SyncTest needs the real
+// *testing.T that only a top-level test has.
+func runConformance(t *testing.T, seed string, env ...string) (out string, failed bool, reportDir string) {
+	t.Helper()
+	dir := t.TempDir()
+	reportDir = filepath.Join(dir, "reports")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestConformance$", "-test.v", "-rapid.seed="+seed)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), append([]string{"IDEMCHECK_REPORT_DIR=" + reportDir}, env...)...)
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		if _, ok := err.(*exec.ExitError); !ok {
+			t.Fatalf("running the conformance test: %v", err)
+		}
+		failed = true
+	}
+	return string(b), failed, reportDir
+}
+
+// TestFreshKeyPerRequestMutantIsCaught: the planted bug of the seed
+// article's first trap — a middleware with a new key per HTTP request —
+// must fail the main job on one-key-per-intent, with a Markdown report
+// holding a sequence diagram, a JSON report, and a shrunk sequence of at
+// most 3 shopper steps.
+func TestFreshKeyPerRequestMutantIsCaught(t *testing.T) {
+	out, failed, reportDir := runConformance(t, "1", "IDEMCHECK_MUTANT=fresh-key-per-request")
+	require.True(t, failed, "the property must fail against the mutant; output:\n%s", out)
+	require.Contains(t, out, "one-key-per-intent: order 1 intent 1 sent ")
+
+	md, err := os.ReadFile(filepath.Join(reportDir, "TestConformance", "failure.md"))
+	require.NoError(t, err, out)
+	require.Contains(t, string(md), "sequenceDiagram")
+	require.Contains(t, string(md), "one-key-per-intent")
+	require.Contains(t, string(md), "IDEMCHECK_MUTANT=fresh-key-per-request go test ./conformance -run '^TestConformance$'")
+
+	raw, err := os.ReadFile(filepath.Join(reportDir, "TestConformance", "failure.json"))
+	require.NoError(t, err)
+	var rep struct {
+		Invariant string `json:"invariant"`
+		StepCount int    `json:"step_count"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &rep))
+	require.Equal(t, "one-key-per-intent", rep.Invariant)
+	require.LessOrEqual(t, rep.StepCount, 3, "shrunk sequence too long:\n%s", md)
+	require.GreaterOrEqual(t, rep.StepCount, 1)
+	require.True(t, strings.Contains(out, "replay: "), "the failure names the replay command")
+}
+
+// TestReferencePassesInChild: the same child-process run without a mutant
+// passes, so the mutant test above is not failing for another reason.
+func TestReferencePassesInChild(t *testing.T) {
+	out, failed, _ := runConformance(t, "1", "RAPID_CHECKS=20", "IDEMCHECK_MUTANT=")
+	require.False(t, failed, out)
+	require.Contains(t, out, "one-key-per-intent")
+}

@@ -1,0 +1,86 @@
+package conformance
+
+import (
+	"fmt"
+
+	"github.com/idemcheck/idemcheck/models"
+)
+
+// names gives payment intents the stable, human names failure messages
+// use — "order 1 intent 2" — instead of keys or UUIDs, which differ between
+// runs. Intents are numbered per order in the order the client created
+// them, then in the order unknown references first appear on the wire.
+type names struct {
+	byRef map[string]string
+	next  map[int64]int
+}
+
+func newNames(w World) *names {
+	n := &names{byRef: map[string]string{}, next: map[int64]int{}}
+	for _, a := range w.Attempts {
+		n.add(a.Reference())
+	}
+	for _, e := range w.History.Exchanges {
+		if e.MerchantReference != "" {
+			n.add(e.MerchantReference)
+		}
+	}
+	for _, c := range w.Charges {
+		n.add(c.MerchantReference)
+	}
+	return n
+}
+
+func (n *names) add(ref string) {
+	if _, ok := n.byRef[ref]; ok {
+		return
+	}
+	order, _, ok := models.ParseReference(ref)
+	if !ok {
+		n.byRef[ref] = fmt.Sprintf("reference %q", ref)
+		return
+	}
+	n.next[order]++
+	n.byRef[ref] = fmt.Sprintf("order %d intent %d", order, n.next[order])
+}
+
+// of names the intent behind a merchant reference.
+func (n *names) of(ref string) string {
+	if s, ok := n.byRef[ref]; ok {
+		return s
+	}
+	return fmt.Sprintf("reference %q", ref)
+}
+
+// orderOf is the order id in a merchant reference, or -1.
+func orderOf(ref string) int64 {
+	id, _, ok := models.ParseReference(ref)
+	if !ok {
+		return -1
+	}
+	return id
+}
+
+// posts returns the create-charge exchanges of h in order.
+func posts(h models.Snapshot) []models.Exchange {
+	var out []models.Exchange
+	for _, e := range h.Exchanges {
+		if e.IsPost() {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// sawStatus is what the client saw of e, for messages: "409", "timeout".
+func sawStatus(e models.Exchange) string {
+	if e.Err != "" {
+		return e.Err
+	}
+	if !e.Done {
+		return "no answer yet"
+	}
+	return fmt.Sprint(e.Status)
+}
+
+func itoa(i int) string { return fmt.Sprint(i) }

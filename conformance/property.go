@@ -1,0 +1,237 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/idemcheck/idemcheck/faults"
+	"github.com/idemcheck/idemcheck/models"
+	"github.com/idemcheck/idemcheck/reports"
+	"github.com/idemcheck/idemcheck/sut/client"
+	"github.com/idemcheck/idemcheck/sut/mutants"
+	"pgregory.net/rapid"
+)
+
+func contextBackground() context.Context { return context.Background() }
+
+func contextWithTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, d)
+}
+
+// machine is one drawn sequence: a world plus the run it reports to.
+type machine struct {
+	run   *runState
+	w     *world
+	steps int
+}
+
+// step records the start of a shopper or operator step.
+func (m *machine) step(action, args string) {
+	m.steps++
+	m.w.hist.BeginStep(action, args, m.w.clock.Now())
+}
+
+// check runs the safety invariants; the first violation fails the check
+// with a deterministic message naming the invariant first.
+func (m *machine) check(t *rapid.T) {
+	m.evaluate(t, Safety())
+}
+
+func (m *machine) evaluate(t *rapid.T, invs []Invariant) {
+	w := m.w.snapshot()
+	m.run.stats.evaluated(invs)
+	if v := Evaluate(w, invs); v != nil {
+		path := m.run.remember(m, w, v)
+		t.Fatalf("%s\nreport: %s", v.Message, path)
+	}
+}
+
+// finish heals the faults, lets AbandonAfter plus the reconciliation
+// interval pass, reconciles, and checks safety and liveness; then pays
+// every abandoned order again, which must succeed under a new key.
+func (m *machine) finish(t *rapid.T) {
+	w := m.w
+	w.faults.Heal()
+	// Let in-flight work end, then the attempts age past AbandonAfter.
+	w.clock.Advance(w.ccfg.TotalTimeout + w.ccfg.AbandonAfter + w.ccfg.Interval)
+	w.reconcile("reconciler (final)")
+	w.clock.Advance(w.ccfg.Interval)
+	w.reconcile("reconciler (final)")
+	m.evaluate(t, Safety())
+	m.evaluate(t, Liveness())
+	m.payAbandonedAgain(t)
+	m.run.stats.sequence(m)
+}
+
+// payAbandonedAgain checks the last clause of reconciliation-converges: an
+// abandoned order can be paid again, with a new key.
+func (m *machine) payAbandonedAgain(t *rapid.T) {
+	w := m.w
+	for _, o := range w.orders {
+		before := w.store.Attempts()
+		if w.order(o.ID).Status != models.OrderPlaced || !hasAbandoned(before, o.ID) {
+			continue
+		}
+		m.step("pay-again", fmt.Sprintf("order %d with visa", o.ID))
+		res := w.checkout(w.cli, "shopper", o, "visa")
+		snap := w.snapshot()
+		msg := ""
+		switch {
+		case res.Outcome != client.OutcomePaid:
+			msg = fmt.Sprintf("order %d was abandoned but paying it again answered %s", o.ID, res.Outcome)
+		case reusedKey(before, snap.Attempts, o.ID):
+			msg = fmt.Sprintf("order %d was paid again under an earlier intent's key", o.ID)
+		}
+		if msg != "" {
+			v := &ViolationError{Invariant: ReconciliationConverges, Message: violation(ReconciliationConverges, "%s", msg)}
+			t.Fatalf("%s\nreport: %s", v.Message, m.run.remember(m, snap, v))
+		}
+		m.evaluate(t, Safety())
+	}
+}
+
+func hasAbandoned(as []models.PaymentAttempt, order int64) bool {
+	for _, a := range as {
+		if a.OrderID == order && a.Status == models.AttemptAbandoned {
+			return true
+		}
+	}
+	return false
+}
+
+// reusedKey reports whether order's Succeeded attempt in after carries a key
+// that one of its attempts in before already had.
+func reusedKey(before, after []models.PaymentAttempt, order int64) bool {
+	old := map[string]bool{}
+	for _, a := range before {
+		if a.OrderID == order {
+			old[a.IdempotencyKey] = true
+		}
+	}
+	for _, a := range after {
+		if a.OrderID == order && a.Status == models.AttemptSucceeded && old[a.IdempotencyKey] {
+			return true
+		}
+	}
+	return false
+}
+
+// drainTime outlasts anything in flight: the longest slow processing
+// (20 s), the client's total timeout, and the drop bound (5 min).
+const drainTime = time.Hour
+
+// Property returns the conformance property for cfg: each check draws a
+// fault schedule and a sequence of shopper and operator actions, runs them
+// in a virtual-time bubble (rapid.SyncTest) against the configured client
+// and provider, and checks the invariants after every step.
+func (r *runState) Property() func(*rapid.T) {
+	return func(t *rapid.T) {
+		schedule := faults.ScheduleGen(r.cfg.MaxSchedule).Draw(t, "fault schedule")
+		rapid.SyncTest(t, func(t *rapid.T) {
+			m := &machine{run: r, w: newWorld(r.cfg, r.mutant, schedule)}
+			// A bubble's time stops when its main goroutine exits, so a
+			// check that fails mid-sequence must first let the provider's
+			// in-flight work end, or synctest reports a deadlock.
+			t.Cleanup(func() {
+				m.w.faults.Heal()
+				m.w.clock.Advance(drainTime)
+			})
+			t.Repeat(m.actions())
+			m.finish(t)
+		})
+	}
+}
+
+// runState is shared by every check of one Run: configuration, the last
+// failure (for the report) and the coverage statistics.
+type runState struct {
+	cfg    Config
+	mutant *mutants.Mutant
+	test   string
+	stats  *Stats
+	last   lastFailure
+}
+
+// Run checks the conformance property under t with rapid (rapid's flags
+// apply: -rapid.checks, -rapid.seed, -rapid.failfile). When it fails, the
+// shrunk counterexample is written as a Markdown and a JSON report under
+// cfg.ReportDir, and the failure names the report and the replay command.
+// It returns the run's statistics.
+func Run(t *testing.T, cfg Config) *Stats {
+	t.Helper()
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &runState{cfg: cfg, test: t.Name(), stats: newStats()}
+	if cfg.Mutant != "" {
+		m, err := mutants.Lookup(cfg.Mutant)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.mutant = &m
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			r.writeReport(t)
+		}
+		t.Log(r.stats.Summary())
+	})
+	rapid.Check(t, r.Property())
+	return r.stats
+}
+
+// reportBase is where the failure report of test goes, without extension.
+func (r *runState) reportBase() string {
+	return filepath.Join(r.cfg.ReportDir, r.test, "failure")
+}
+
+// remember keeps the failing world of a check; the last one kept when
+// rapid gives up is the shrunk counterexample. It returns the report path.
+func (r *runState) remember(m *machine, w World, v *ViolationError) string {
+	r.last.set(failureOf(r, m, w, v))
+	return r.reportBase() + ".md"
+}
+
+func failureOf(r *runState, m *machine, w World, v *ViolationError) reports.Failure {
+	f := reports.Failure{
+		Test: r.test, Invariant: v.Invariant, Message: v.Message, Provider: r.cfg.Provider,
+		History: w.History, Orders: w.Orders, Attempts: w.Attempts, Charges: w.Charges,
+	}
+	if r.mutant != nil {
+		f.Mutant = r.mutant.Name
+	}
+	for _, fl := range m.w.schedule {
+		f.Schedule = append(f.Schedule, fl.String())
+	}
+	return f
+}
+
+func (r *runState) writeReport(t *testing.T) {
+	f, ok := r.last.get()
+	if !ok {
+		return
+	}
+	f.Replay = replayCommand(r)
+	md, js, err := reports.Write(filepath.Dir(r.reportBase()), "failure", f)
+	if err != nil {
+		t.Logf("idemcheck: could not write the report: %v", err)
+		return
+	}
+	t.Logf("idemcheck: %s violated after %d shopper steps\nreport: %s\njson:   %s\nreplay: %s",
+		f.Invariant, len(f.History.Steps), md, js, f.Replay)
+}
+
+func replayCommand(r *runState) string {
+	cmd := fmt.Sprintf("go test ./conformance -run '^%s$'", r.test)
+	if ff := newestFailFile(r.test); ff != "" {
+		cmd += " -rapid.failfile=" + ff
+	}
+	if r.cfg.Mutant != "" {
+		cmd = "IDEMCHECK_MUTANT=" + r.cfg.Mutant + " " + cmd
+	}
+	return cmd
+}

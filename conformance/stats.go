@@ -1,0 +1,184 @@
+package conformance
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/idemcheck/idemcheck/faults"
+	"github.com/idemcheck/idemcheck/models"
+	"github.com/idemcheck/idemcheck/reports"
+)
+
+// Stats is what a run checked: sequences, steps, exchanges, faults
+// injected by kind, and per invariant how often it was evaluated and over
+// how many subjects (intents, keys, replays, charges…). Shrinking runs
+// count too. It is safe for concurrent use.
+type Stats struct {
+	mu        sync.Mutex // guards all fields below
+	sequences int
+	steps     int
+	exchanges int
+	faults    map[faults.Kind]int
+	evals     map[string]int
+	subjects  map[string]int
+}
+
+func newStats() *Stats {
+	return &Stats{faults: map[faults.Kind]int{}, evals: map[string]int{}, subjects: map[string]int{}}
+}
+
+func (s *Stats) evaluated(invs []Invariant) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, inv := range invs {
+		s.evals[inv.Name]++
+	}
+}
+
+// sequence adds a sequence that ran to its end.
+func (s *Stats) sequence(m *machine) {
+	w := m.w.snapshot()
+	cov := coverage(w)
+	inj := m.w.faults.Injected()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sequences++
+	s.steps += m.steps
+	s.exchanges += len(w.History.Exchanges)
+	for k, v := range inj {
+		s.faults[k] += v
+	}
+	for k, v := range cov {
+		s.subjects[k] += v
+	}
+}
+
+// Sequences is how many drawn sequences ran to their end.
+func (s *Stats) Sequences() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sequences
+}
+
+// Evaluations is how many times invariant name was evaluated.
+func (s *Stats) Evaluations(name string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.evals[name]
+}
+
+// Injected is how many faults of kind k were applied.
+func (s *Stats) Injected(k faults.Kind) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.faults[k]
+}
+
+// subjectOf says what each invariant looks at, for the summary.
+var subjectOf = map[string]string{
+	OneKeyPerIntent:         "payment intents on the wire",
+	AtMostOneChargePerOrder: "orders",
+	ConflictNeverFinal:      "unknown outcomes (409, timeout, reset, 5xx)",
+	NoUnsafeRetry:           "POSTs",
+	KeyFormat:               "keys sent",
+	ReplayConsistent:        "replays and in-flight conflicts",
+	MismatchRejected:        "reused keys with another body",
+	BooksBalance:            "provider charges",
+	ReconciliationConverges: "attempts settled by reconciliation",
+}
+
+// coverage counts, at the end of one sequence, the subjects of each invariant.
+func coverage(w World) map[string]int {
+	c := map[string]int{}
+	refs := map[string]bool{}
+	for _, e := range posts(w.History) {
+		c[NoUnsafeRetry]++
+		if e.HasKey {
+			c[KeyFormat]++
+		}
+		if e.MerchantReference != "" {
+			refs[e.MerchantReference] = true
+		}
+		if e.Unknown() {
+			c[ConflictNeverFinal]++
+		}
+	}
+	c[OneKeyPerIntent] = len(refs)
+	c[AtMostOneChargePerOrder] = len(w.Orders)
+	c[BooksBalance] = len(w.Charges)
+	for _, v := range replaySpec(w) {
+		switch v.expect.Kind {
+		case models.ExpectReplay, models.ExpectConflict:
+			c[ReplayConsistent]++
+		case models.ExpectMismatch:
+			c[MismatchRejected]++
+		}
+	}
+	for _, a := range w.Attempts {
+		if a.Status == models.AttemptAbandoned || !a.LastCheckedAt.IsZero() {
+			c[ReconciliationConverges]++
+		}
+	}
+	return c
+}
+
+// Summary is the per-invariant report printed at the end of a run.
+func (s *Stats) Summary() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var b strings.Builder
+	fmt.Fprintf(&b, "idemcheck: %d sequences, %d steps, %d wire exchanges\n", s.sequences, s.steps, s.exchanges)
+	kinds := make([]string, 0, len(s.faults))
+	for k, v := range s.faults {
+		kinds = append(kinds, fmt.Sprintf("%s×%d", k, v))
+	}
+	sort.Strings(kinds)
+	fmt.Fprintf(&b, "faults injected: %s\n", orNone(strings.Join(kinds, ", ")))
+	for _, inv := range append(Safety(), Liveness()...) {
+		fmt.Fprintf(&b, "  %-30s evaluated %6d times over %6d %s\n", inv.Name, s.evals[inv.Name], s.subjects[inv.Name], subjectOf[inv.Name])
+	}
+	return b.String()
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// lastFailure holds the most recent failing check's report; rapid's last
+// failing run is the shrunk counterexample. Safe for concurrent use.
+type lastFailure struct {
+	mu sync.Mutex // guards f, ok
+	f  reports.Failure
+	ok bool
+}
+
+func (l *lastFailure) set(f reports.Failure) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.f, l.ok = f, true
+}
+
+func (l *lastFailure) get() (reports.Failure, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.f, l.ok
+}
+
+// newestFailFile is the newest fail file rapid saved for test, or "".
+func newestFailFile(test string) string {
+	matches, _ := filepath.Glob(filepath.Join("testdata", "rapid", test, test+"-*.fail"))
+	best, bestTime := "", int64(0)
+	for _, m := range matches {
+		if fi, err := os.Stat(m); err == nil && fi.ModTime().UnixNano() >= bestTime {
+			best, bestTime = m, fi.ModTime().UnixNano()
+		}
+	}
+	return best // relative to the package directory, as -rapid.failfile reads it
+}

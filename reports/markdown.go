@@ -1,0 +1,286 @@
+package reports
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/idemcheck/idemcheck/models"
+)
+
+// Markdown renders f as a report for people: what broke, how to replay it,
+// the shopper's steps and their operations, the fault schedule, every wire
+// exchange (runs of identical ones folded into one "×N" row), a Mermaid
+// sequence diagram, and the client's and the provider's final state.
+// Amounts are in minor units; times are offsets from the first step.
+func Markdown(f Failure) []byte {
+	var b strings.Builder
+	h := f.History
+
+	fmt.Fprintf(&b, "# idemcheck: %s violated\n\n", mdText(f.Invariant))
+	for line := range strings.SplitSeq(strings.TrimRight(f.Message, "\n"), "\n") {
+		line = mdText(line)
+		if strings.HasPrefix(line, "#") {
+			line = `\` + line
+		}
+		b.WriteString(strings.TrimRight("> "+line, " ") + "\n")
+	}
+	b.WriteString("\n")
+	var about []string
+	if f.Test != "" {
+		about = append(about, "Test "+code(f.Test, false))
+	}
+	about = append(about, "provider "+code(f.Provider, false))
+	if f.Mutant != "" {
+		about = append(about, "mutant "+code(f.Mutant, false))
+	}
+	about = append(about, plural(len(h.Steps), "shopper step"))
+	b.WriteString(strings.Join(about, " · ") + "\n\n")
+
+	b.WriteString("## How to replay\n\n")
+	if f.Replay == "" {
+		b.WriteString("No replay command was recorded.\n\n")
+	} else {
+		writeFenced(&b, "sh", f.Replay)
+	}
+
+	b.WriteString("## Shopper steps\n\n")
+	writeSteps(&b, h)
+
+	b.WriteString("## Fault schedule\n\n")
+	if len(f.Schedule) == 0 {
+		b.WriteString("none\n\n")
+	} else {
+		b.WriteString("Entry n is what happened to the n-th request.\n\n")
+		for i, s := range f.Schedule {
+			fmt.Fprintf(&b, "%d. %s\n", i+1, mdText(s))
+		}
+		b.WriteString("\n")
+	}
+
+	b.WriteString("## Wire exchanges\n\n")
+	writeExchanges(&b, h)
+
+	b.WriteString("## Sequence diagram\n\n")
+	writeFenced(&b, "mermaid", Mermaid(h))
+
+	b.WriteString("## Final state\n\n")
+	writeFinalState(&b, f)
+	return []byte(b.String())
+}
+
+// writeSteps writes the numbered list of steps, each with its operations.
+func writeSteps(b *strings.Builder, h models.Snapshot) {
+	ops := byStep(h.Ops)
+	if len(h.Steps) == 0 && len(h.Ops) == 0 {
+		b.WriteString("none\n\n")
+		return
+	}
+	for _, s := range h.Steps {
+		marker := strconv.Itoa(s.N) + ". "
+		fmt.Fprintf(b, "%s%s\n", marker, mdText(strings.TrimSpace(s.Action+" "+s.Args)))
+		for _, op := range ops[s.N] {
+			fmt.Fprintf(b, "%s- %s\n", strings.Repeat(" ", len(marker)), opLine(op))
+		}
+	}
+	b.WriteString("\n")
+	if orphans := orphanSteps(h); len(orphans) > 0 {
+		b.WriteString("Operations outside any recorded step:\n\n")
+		for _, n := range orphans {
+			for _, op := range ops[n] {
+				fmt.Fprintf(b, "- step %d: %s\n", n, opLine(op))
+			}
+		}
+		b.WriteString("\n")
+	}
+}
+
+// opLine is one operation in the step list: "op 2, shopper: checkout order
+// 1 (visa) → PaymentPending 202, charge `ch_1`".
+func opLine(op models.Operation) string {
+	s := fmt.Sprintf("op %d", op.ID)
+	if op.Actor != "" {
+		s += ", " + mdText(op.Actor)
+	}
+	s += ": " + mdText(opLabel(op)) + " → " + mdText(opOutcome(op))
+	if op.ChargeID != "" && op.Returned && !op.Lost {
+		s += ", charge " + code(op.ChargeID, false)
+	}
+	if op.Detail != "" {
+		s += " — " + mdText(op.Detail)
+	}
+	return s
+}
+
+// exchangeRow is one row of the exchanges table: a run of n identical
+// consecutive exchanges from first to last.
+type exchangeRow struct {
+	first, last models.Exchange
+	n           int
+	fold        string   // what must match for the next exchange to fold in
+	cells       []string // step, request, key, fault, provider, client, replayed, charge
+}
+
+// writeExchanges writes the table of wire exchanges.
+func writeExchanges(b *strings.Builder, h models.Snapshot) {
+	exs := sortedExchanges(h)
+	if len(exs) == 0 {
+		b.WriteString("none\n\n")
+		return
+	}
+	ops := opIndex(h)
+	var rows []exchangeRow
+	for _, ex := range exs {
+		step := ""
+		if op, ok := ops[ex.OpID]; ok {
+			step = strconv.Itoa(op.Step)
+		}
+		provider, client := providerSaw(ex), clientSaw(ex)
+		replayed := ""
+		if ex.Replayed {
+			replayed = "yes"
+		}
+		charge := chargeCell(ex)
+		fold := strings.Join([]string{strconv.Itoa(ex.OpID), ex.Method, ex.Path, ex.Query,
+			strconv.FormatBool(ex.HasKey), ex.KeyHeader, ex.Fault, provider, client, replayed, charge}, "\x00")
+		if n := len(rows); n > 0 && rows[n-1].fold == fold {
+			rows[n-1].last = ex
+			rows[n-1].n++
+			continue
+		}
+		rows = append(rows, exchangeRow{first: ex, last: ex, n: 1, fold: fold, cells: []string{
+			step, mdText(request(ex, false)), keyCell(ex), mdText(ex.Fault),
+			mdText(provider), mdText(client), replayed, charge,
+		}})
+	}
+	base := origin(h)
+	b.WriteString("| # | step | time | request | key | fault | provider | client saw | replayed | charge |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range rows {
+		num, at := strconv.Itoa(r.first.ID), offset(base, r.first.SentAt)
+		if r.n > 1 {
+			num = fmt.Sprintf("%d–%d ×%d", r.first.ID, r.last.ID, r.n)
+			if last := offset(base, r.last.SentAt); last != at {
+				at += " to " + last
+			}
+		}
+		cells := append([]string{num, r.cells[0], at}, r.cells[1:]...)
+		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+	}
+	b.WriteString("\n")
+}
+
+// keyCell is the short Idempotency-Key of ex as code, or "(none)".
+func keyCell(ex models.Exchange) string {
+	if !ex.HasKey {
+		return "(none)"
+	}
+	return code(shortKey(ex), true)
+}
+
+// providerSaw is what the provider made of ex.
+func providerSaw(ex models.Exchange) string {
+	switch {
+	case !ex.Forwarded:
+		return "not reached"
+	case !ex.ProviderDone:
+		return "processing"
+	case ex.ProviderStatus == 0:
+		return "answered"
+	}
+	return strconv.Itoa(ex.ProviderStatus)
+}
+
+// clientSaw is what the client got for ex: a status, an error, or nothing.
+func clientSaw(ex models.Exchange) string {
+	switch {
+	case !ex.Done:
+		return "no answer yet"
+	case ex.Err != "":
+		return ex.Err
+	}
+	return strconv.Itoa(ex.Status)
+}
+
+// chargeCell names the charge of ex, saying when only the provider knew it.
+func chargeCell(ex models.Exchange) string {
+	switch {
+	case ex.ChargeID != "" && ex.ProviderChargeID != "" && ex.ProviderChargeID != ex.ChargeID:
+		return code(ex.ChargeID, true) + " (provider: " + code(ex.ProviderChargeID, true) + ")"
+	case ex.ChargeID != "":
+		return code(ex.ChargeID, true)
+	case ex.ProviderChargeID != "":
+		return code(ex.ProviderChargeID, true) + " (client never saw it)"
+	}
+	return ""
+}
+
+// writeFinalState writes the client's orders and attempts and the
+// provider's charges.
+func writeFinalState(b *strings.Builder, f Failure) {
+	b.WriteString("### Client\n\n**Orders**\n\n")
+	if len(f.Orders) == 0 {
+		b.WriteString("No orders.\n\n")
+	} else {
+		b.WriteString("| order | status | total | charge |\n|---|---|---|---|\n")
+		for _, o := range f.Orders {
+			fmt.Fprintf(b, "| %d | %s | %d %s | %s |\n", o.ID, mdText(string(o.Status)),
+				o.Total, mdText(o.Currency), optCode(o.ProviderChargeID))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("**Payment attempts**\n\n")
+	if len(f.Attempts) == 0 {
+		b.WriteString("No payment attempts.\n\n")
+	} else {
+		b.WriteString("| order | key | amount | status | charge |\n|---|---|---|---|---|\n")
+		for _, a := range f.Attempts {
+			fmt.Fprintf(b, "| %d | %s | %d %s | %s | %s |\n", a.OrderID, code(cut(a.IdempotencyKey, 8), true),
+				a.Amount, mdText(a.Currency), mdText(string(a.Status)), optCode(a.ProviderChargeID))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("### Provider\n\n**Charges**\n\n")
+	if len(f.Charges) == 0 {
+		b.WriteString("No charges.\n")
+		return
+	}
+	b.WriteString("| charge | amount | currency | reference | status |\n|---|---|---|---|---|\n")
+	for _, c := range f.Charges {
+		fmt.Fprintf(b, "| %s | %d | %s | %s | %s |\n", code(c.ID, true), c.Amount, mdText(c.Currency),
+			optCode(c.MerchantReference), mdText(c.Status))
+	}
+}
+
+// plural is "1 shopper step" or "n shopper steps".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+// origin is the time offsets count from: the first step's time, or the
+// first exchange's when no step was recorded.
+func origin(h models.Snapshot) time.Time {
+	if len(h.Steps) > 0 {
+		return h.Steps[0].At
+	}
+	if exs := sortedExchanges(h); len(exs) > 0 {
+		return exs[0].SentAt
+	}
+	return time.Time{}
+}
+
+// offset is t relative to base: "+3s", "+1m2.5s"; "" when either is unknown.
+func offset(base, t time.Time) string {
+	if base.IsZero() || t.IsZero() {
+		return ""
+	}
+	d := t.Sub(base)
+	if d < 0 {
+		return d.String()
+	}
+	return "+" + d.String()
+}

@@ -1,0 +1,238 @@
+package reports
+
+import (
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/idemcheck/idemcheck/models"
+)
+
+// Mermaid renders h as the body of a Mermaid sequence diagram, without the
+// ``` fences: participants Shopper, Client and Provider; a note per step;
+// per operation its call and its result; per exchange the request, the
+// provider's answer and what the client made of it (a lost response is a
+// crossed arrow, a request the fault layer kept from the provider an open
+// arrow with a note).
+//
+// Lines follow the history's order of events: steps in order, and within a
+// step the exchanges by Seq and ProviderSeq, an operation's call just
+// before its first request and its result just after the last answer it
+// got. A provider answer that came after a later step began (the client
+// had given up) is drawn in that step. The output depends only on h.
+func Mermaid(h models.Snapshot) string {
+	d := &diagram{h: h, stepSeq: map[int]int{}}
+	for _, s := range h.Steps {
+		d.add(s.N, math.MinInt, 0, "Note over Shopper,Client: "+
+			mm("step "+strconv.Itoa(s.N)+": "+strings.TrimSpace(s.Action+" "+s.Args)))
+	}
+
+	ops := opIndex(h)
+	exsOf := map[int][]models.Exchange{}
+	// An exchange of no recorded operation belongs to the step of the
+	// exchange before it, or to a later step begun before it was sent.
+	type strayExchange struct {
+		ex   models.Exchange
+		step int
+	}
+	var stray []strayExchange
+	prev := 0
+	for _, ex := range sortedExchanges(h) {
+		op, ok := ops[ex.OpID]
+		if !ok {
+			stray = append(stray, strayExchange{ex, max(prev, d.stepAtTime(ex.SentAt))})
+			continue
+		}
+		prev = op.Step
+		exsOf[op.ID] = append(exsOf[op.ID], ex)
+		if first, ok := d.stepSeq[op.Step]; !ok || ex.Seq < first {
+			d.stepSeq[op.Step] = ex.Seq
+		}
+	}
+
+	last := map[int]int{} // per step, the latest seq an operation's result took
+	for _, op := range h.Ops {
+		exs := exsOf[op.ID]
+		who := ""
+		if op.Actor != "" && op.Actor != "shopper" {
+			who = op.Actor + ": "
+		}
+		seq, sub := last[op.Step], 3 // no request: right after the step's last result
+		if len(exs) > 0 {
+			seq, sub = exs[0].Seq, -1
+		}
+		d.add(op.Step, seq, sub, "Shopper->>Client: "+mm(who+opLabel(op)))
+		for _, ex := range exs {
+			seq = max(seq, d.exchange(ex, op.Step))
+		}
+		if len(exs) > 0 {
+			sub = 2
+		}
+		arrow := "Client-->>Shopper: "
+		if op.Lost || !op.Returned {
+			arrow = "Client--xShopper: "
+		}
+		res := opOutcome(op)
+		if op.ChargeID != "" && op.Returned && !op.Lost {
+			res += " " + op.ChargeID
+		}
+		d.add(op.Step, seq, sub, arrow+mm(who+res))
+		last[op.Step] = max(last[op.Step], seq)
+	}
+
+	for _, s := range stray {
+		d.exchange(s.ex, s.step)
+	}
+
+	sort.SliceStable(d.lines, func(i, j int) bool {
+		a, b := d.lines[i], d.lines[j]
+		switch {
+		case a.step != b.step:
+			return a.step < b.step
+		case a.seq != b.seq:
+			return a.seq < b.seq
+		case a.sub != b.sub:
+			return a.sub < b.sub
+		}
+		return false
+	})
+	var b strings.Builder
+	b.WriteString("sequenceDiagram\n    participant Shopper\n    participant Client\n    participant Provider\n")
+	for _, l := range d.lines {
+		b.WriteString("    " + l.text + "\n")
+	}
+	return b.String()
+}
+
+// diagram collects the lines of a sequence diagram with their place in
+// the history's order.
+type diagram struct {
+	h       models.Snapshot
+	stepSeq map[int]int // step number → Seq of its first exchange
+	lines   []diagramLine
+}
+
+// diagramLine is one line, placed by step, then seq, then sub (-1 an
+// operation's call, 0 a request, 1 an answer, 2 an operation's result,
+// 3 an operation without requests), then the order it was added in.
+type diagramLine struct {
+	step, seq, sub int
+	text           string
+}
+
+func (d *diagram) add(step, seq, sub int, text string) {
+	d.lines = append(d.lines, diagramLine{step: step, seq: seq, sub: sub, text: text})
+}
+
+// exchange adds the lines of ex, made for an operation of step, and
+// returns the seq at which the client got its outcome.
+func (d *diagram) exchange(ex models.Exchange, step int) int {
+	req := request(ex, true)
+	if ex.HasKey {
+		req += " key " + shortKey(ex)
+	}
+	if ex.Forwarded && ex.Fault != "" && ex.Fault != "pass" {
+		req += " (" + ex.Fault + ")"
+	}
+	if !ex.Forwarded {
+		d.add(step, ex.Seq, 0, "Client-)Provider: "+mm(req))
+		d.add(step, ex.Seq, 1, "Note over Client,Provider: "+mm(notForwarded(ex)))
+		return ex.Seq
+	}
+	d.add(step, ex.Seq, 0, "Client->>Provider: "+mm(req))
+	if !ex.ProviderDone {
+		switch {
+		case ex.Done && ex.Err == "":
+			d.add(step, ex.Seq, 1, "Provider-->>Client: "+mm(strconv.Itoa(ex.Status)))
+		case ex.Done:
+			d.add(step, ex.Seq, 1, "Note over Client,Provider: "+mm("client gave up ("+cut(ex.Err, 60)+"), provider still processing"))
+		default:
+			d.add(step, ex.Seq, 1, "Note over Client,Provider: in flight, no answer yet")
+		}
+		return ex.Seq
+	}
+
+	pseq := ex.ProviderSeq
+	if pseq == 0 {
+		pseq = ex.Seq
+	}
+	answer := providerSaw(ex)
+	if ex.ProviderChargeID != "" {
+		answer += " " + ex.ProviderChargeID
+	}
+	late := d.answerStep(ex, step, pseq)
+	if late != step {
+		answer += " (to the request of step " + strconv.Itoa(step) + ")"
+	}
+	switch {
+	case ex.Done && ex.Err == "":
+		if ex.Replayed {
+			answer += " (replayed)"
+		}
+		if ex.Status != ex.ProviderStatus {
+			answer += " (client saw " + strconv.Itoa(ex.Status) + ")"
+		}
+		d.add(late, pseq, 1, "Provider-->>Client: "+mm(answer))
+		return pseq
+	case ex.Done && (ex.DoneAt.IsZero() || ex.ProviderDoneAt.IsZero() || !ex.ProviderDoneAt.After(ex.DoneAt)):
+		// The provider answered, then the client got an error instead.
+		d.add(late, pseq, 1, "Provider--xClient: "+mm(answer+" (response lost: "+cut(ex.Err, 60)+")"))
+		return pseq
+	case ex.Done:
+		// The client gave up before the provider answered.
+		d.add(step, ex.Seq, 1, "Note over Client,Provider: "+mm("client gave up ("+cut(ex.Err, 60)+")"))
+		d.add(late, pseq, 1, "Provider--xClient: "+mm(answer+" (response lost)"))
+		return ex.Seq
+	default:
+		d.add(late, pseq, 1, "Provider--xClient: "+mm(answer+" (response lost)"))
+		return ex.Seq
+	}
+}
+
+// answerStep is the step in which the provider answered ex, made in step:
+// a later step if the answer came after that step began, by seq or by time.
+func (d *diagram) answerStep(ex models.Exchange, step, pseq int) int {
+	owner := step
+	for _, s := range d.h.Steps {
+		if s.N <= owner {
+			continue
+		}
+		first, ok := d.stepSeq[s.N]
+		if (ok && first < pseq) || (!s.At.IsZero() && !ex.ProviderDoneAt.IsZero() && s.At.Before(ex.ProviderDoneAt)) {
+			owner = s.N
+		}
+	}
+	return owner
+}
+
+// stepAtTime is the last step begun strictly before t, 0 if none or t is
+// unknown.
+func (d *diagram) stepAtTime(t time.Time) int {
+	n := 0
+	if t.IsZero() {
+		return n
+	}
+	for _, s := range d.h.Steps {
+		if !s.At.IsZero() && s.At.Before(t) {
+			n = max(n, s.N)
+		}
+	}
+	return n
+}
+
+// notForwarded describes a request the fault layer answered itself.
+func notForwarded(ex models.Exchange) string {
+	fault := ex.Fault
+	switch {
+	case ex.Done && ex.Err == "":
+		if fault == "" || fault == strconv.Itoa(ex.Status) {
+			fault = strconv.Itoa(ex.Status)
+		}
+		return fault + " injected, not forwarded"
+	case ex.Done:
+		return "dropped (" + fault + "), not forwarded: " + cut(ex.Err, 60)
+	}
+	return "held (" + fault + "), not forwarded yet"
+}

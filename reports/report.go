@@ -1,0 +1,201 @@
+// Package reports turns a shrunk failing history into what people read: a
+// Markdown report with a Mermaid sequence diagram, and the same failure as
+// JSON for tools.
+//
+// Index:
+//   - report.go   — Failure, Write, and the helpers the renderings share.
+//   - markdown.go — Markdown: the human report.
+//   - mermaid.go  — Mermaid: the history as a sequence diagram.
+//   - json.go     — JSON: the failure for machines.
+//   - escape.go   — escaping free text for Markdown and Mermaid.
+//
+// Nothing here prints a card token: histories carry only card labels and
+// hashes, and reports cut every card hash to its first 8 characters.
+package reports
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/idemcheck/idemcheck/models"
+)
+
+// Failure is one shrunk counterexample: what broke, where, the history that
+// broke it, the client's and the provider's final state, and how to replay it.
+type Failure struct {
+	// Test is the go test name, e.g. "TestConformance".
+	Test string `json:"test"`
+	// Invariant is the name of the broken invariant, e.g. "one-key-per-intent".
+	Invariant string `json:"invariant"`
+	// Message is the full violation message.
+	Message string `json:"message"`
+	// Provider is "embedded", "wiremock", or the remote provider's URL.
+	Provider string `json:"provider"`
+	// Mutant is the mutant under test, "" for none.
+	Mutant string `json:"mutant"`
+	// Schedule is the drawn fault schedule: entry n is what happened to the
+	// n-th request, e.g. "503", "pass", "slow-processing 12s".
+	Schedule []string        `json:"schedule"`
+	History  models.Snapshot `json:"history"`
+	// Orders and Attempts are the client's final state.
+	Orders   []models.Order          `json:"orders"`
+	Attempts []models.PaymentAttempt `json:"attempts"`
+	// Charges are the provider's truth.
+	Charges []models.Charge `json:"charges"`
+	// Replay is the exact command that replays the failure.
+	Replay string `json:"replay"`
+}
+
+// Write writes the Markdown report to <dir>/<name>.md and the JSON one to
+// <dir>/<name>.json, creating dir if needed, and returns both paths. name
+// must be a plain file name (no path separator).
+func Write(dir, name string, f Failure) (mdPath, jsonPath string, err error) {
+	if name == "" || name == "." || name == ".." || filepath.Base(name) != name || strings.ContainsAny(name, `/\`) {
+		return "", "", fmt.Errorf("reports: invalid report name %q", name)
+	}
+	js, err := JSON(f)
+	if err != nil {
+		return "", "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", "", fmt.Errorf("reports: %w", err)
+	}
+	mdPath = filepath.Join(dir, name+".md")
+	jsonPath = filepath.Join(dir, name+".json")
+	err = errors.Join(
+		os.WriteFile(mdPath, Markdown(f), 0o644),
+		os.WriteFile(jsonPath, js, 0o644),
+	)
+	if err != nil {
+		return "", "", fmt.Errorf("reports: %w", err)
+	}
+	return mdPath, jsonPath, nil
+}
+
+// cut returns the first n characters of s followed by "…", or s if it is
+// not longer than n.
+func cut(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}
+
+// shortKey is the Idempotency-Key header of ex as sent, cut to its first 8
+// characters inside the quotes (`"01a1b2c3…"`); an unquoted header is
+// shown unquoted, and a request without one as "(none)".
+func shortKey(ex models.Exchange) string {
+	if !ex.HasKey {
+		return "(none)"
+	}
+	v := ex.KeyHeader
+	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+		return `"` + cut(v[1:len(v)-1], 8) + `"`
+	}
+	return cut(v, 8)
+}
+
+// request is the method, path and query of ex; the query is cut to 48
+// characters when short is true.
+func request(ex models.Exchange, short bool) string {
+	s := ex.Method + " " + ex.Path
+	if ex.Query != "" {
+		q := ex.Query
+		if short {
+			q = cut(q, 48)
+		}
+		s += "?" + q
+	}
+	return s
+}
+
+// opLabel describes what operation op asked for: "checkout order 1 (visa)".
+func opLabel(op models.Operation) string {
+	var b strings.Builder
+	b.WriteString(string(op.Kind))
+	if op.OrderID != 0 {
+		fmt.Fprintf(&b, " order %d", op.OrderID)
+	}
+	if op.Card != "" {
+		fmt.Fprintf(&b, " (%s)", op.Card)
+	}
+	if op.Kind == models.OpOpenOrder && op.Amount != 0 {
+		fmt.Fprintf(&b, " %d %s", op.Amount, op.Currency)
+	}
+	return b.String()
+}
+
+// opOutcome is what became of op: "PaymentPending 202", "lost in crash" or
+// "did not return".
+func opOutcome(op models.Operation) string {
+	switch {
+	case op.Lost:
+		return "lost in crash"
+	case !op.Returned:
+		return "did not return"
+	}
+	s := op.Result
+	if s == "" {
+		s = "returned"
+	}
+	if op.HTTPStatus != 0 {
+		s += " " + strconv.Itoa(op.HTTPStatus)
+	}
+	return s
+}
+
+// byStep groups ops by their step number, keeping their order.
+func byStep(ops []models.Operation) map[int][]models.Operation {
+	m := make(map[int][]models.Operation)
+	for _, op := range ops {
+		m[op.Step] = append(m[op.Step], op)
+	}
+	return m
+}
+
+// orphanSteps lists, sorted, the step numbers of operations that match no
+// recorded step: operations from before the first step (step 0), or from a
+// history that lost its steps.
+func orphanSteps(h models.Snapshot) []int {
+	known := make(map[int]bool, len(h.Steps))
+	for _, s := range h.Steps {
+		known[s.N] = true
+	}
+	var out []int
+	seen := make(map[int]bool)
+	for _, op := range h.Ops {
+		if !known[op.Step] && !seen[op.Step] {
+			seen[op.Step] = true
+			out = append(out, op.Step)
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+// sortedExchanges returns a copy of the exchanges of h in event order.
+func sortedExchanges(h models.Snapshot) []models.Exchange {
+	exs := append([]models.Exchange(nil), h.Exchanges...)
+	sort.SliceStable(exs, func(i, j int) bool {
+		if exs[i].Seq != exs[j].Seq {
+			return exs[i].Seq < exs[j].Seq
+		}
+		return exs[i].ID < exs[j].ID
+	})
+	return exs
+}
+
+// opIndex maps operation ids to operations.
+func opIndex(h models.Snapshot) map[int]models.Operation {
+	m := make(map[int]models.Operation, len(h.Ops))
+	for _, op := range h.Ops {
+		m[op.ID] = op
+	}
+	return m
+}
