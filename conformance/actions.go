@@ -64,6 +64,7 @@ func (m *machine) checkout(t *rapid.T) {
 	card := rapid.SampledFrom(cardLabels).Draw(t, "card")
 	m.step("checkout", fmt.Sprintf("order %d with %s", o.ID, card))
 	m.w.checkout(m.w.cli, "shopper", o, card)
+	m.w.lastCard[o.ID] = card
 }
 
 func (m *machine) retrySameCard(t *rapid.T) {
@@ -94,6 +95,7 @@ func (m *machine) anotherCard(t *rapid.T) {
 	card := rapid.SampledFrom(others).Draw(t, "card")
 	m.step("another-card", fmt.Sprintf("order %d with %s (was %s)", o.ID, card, last))
 	m.w.checkout(m.w.cli, "shopper", o, card)
+	m.w.lastCard[o.ID] = card
 }
 
 // doubleClick fans out 2–4 concurrent checkouts of one order, started gap
@@ -116,6 +118,7 @@ func (m *machine) doubleClick(t *rapid.T) {
 	for i := 0; i < n; i++ {
 		<-done
 	}
+	m.w.lastCard[o.ID] = card
 }
 
 func (m *machine) advanceTime(t *rapid.T) {

@@ -99,7 +99,9 @@ func (w *world) openOrder(actor string, total int64, currency string) models.Ord
 	return o
 }
 
-// checkout runs one shopper checkout of order with card and records it.
+// checkout runs one shopper checkout of order with card and records it. It
+// may run on several goroutines at once (a double click); callers note the
+// card in lastCard from the step's own goroutine.
 func (w *world) checkout(cli *client.Client, actor string, order models.Order, card string) client.CheckoutResult {
 	id := w.hist.BeginOp(models.Operation{
 		Actor: actor, Kind: models.OpCheckout, OrderID: order.ID, Card: card,
@@ -111,7 +113,6 @@ func (w *world) checkout(cli *client.Client, actor string, order models.Order, c
 		op.Result, op.HTTPStatus = string(res.Outcome), res.HTTPStatus
 		op.AttemptID, op.ChargeID = res.AttemptID, res.ChargeID
 	})
-	w.lastCard[order.ID] = card
 	return res
 }
 

@@ -41,6 +41,12 @@ type PaymentAttempt struct {
 	Status         AttemptStatus `json:"status"`
 	// ProviderChargeID is the provider's charge id once Succeeded.
 	ProviderChargeID string `json:"provider_charge_id,omitempty"`
+	// LastSentAt is when a checkout last started sending under the key
+	// (stored before the send, like the key). Reconciliation abandons an
+	// attempt only once AbandonAfter has passed since then: a shopper may
+	// resend an old attempt's key, and the provider may still be
+	// processing that late request when reconciliation looks.
+	LastSentAt time.Time `json:"last_sent_at,omitzero"`
 	// LastCheckedAt is when reconciliation last asked the provider; zero if never.
 	LastCheckedAt time.Time `json:"last_checked_at,omitzero"`
 }

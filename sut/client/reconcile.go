@@ -76,9 +76,21 @@ func (j *ReconciliationJob) RunOnce(ctx context.Context, now time.Time) Reconcil
 		case chargeID != "":
 			_, err = c.store.succeed(c.epoch, a.ID, chargeID)
 			count(&rep, &rep.Succeeded, err)
-		case now.Sub(a.CreatedAt) >= c.cfg.AbandonAfter:
-			_, err = c.store.abandon(c.epoch, a.ID)
-			count(&rep, &rep.Abandoned, err)
+		case now.Sub(a.LastSentAt) >= c.cfg.AbandonAfter:
+			// Measured from the last send, not from CreatedAt: a shopper
+			// may resend an old attempt's key, and the provider may still
+			// be processing it (found by the conformance property; the
+			// regression is TestReconciliationWaitsForAResentKey).
+			var abandoned bool
+			abandoned, err = c.store.abandon(c.epoch, a.ID, now.Add(-c.cfg.AbandonAfter))
+			switch {
+			case err != nil:
+				rep.Errors++
+			case abandoned:
+				rep.Abandoned++
+			default:
+				rep.StillOpen++
+			}
 		default:
 			rep.StillOpen++
 		}

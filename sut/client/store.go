@@ -146,6 +146,7 @@ func (s *Store) getOrStart(epoch uint64, sp startSpec) (att models.PaymentAttemp
 	}
 	if open := s.openAttemptLocked(o.ID); open != nil {
 		if open.Amount == o.Total && open.Currency == o.Currency && open.CardTokenHash == sp.cardHash {
+			open.LastSentAt = sp.now // about to resend: reconciliation must wait again
 			return *open, *o, true, nil
 		}
 		return att, *o, false, ErrAttemptConflict
@@ -158,6 +159,7 @@ func (s *Store) getOrStart(epoch uint64, sp startSpec) (att models.PaymentAttemp
 		Currency:       o.Currency,
 		CardTokenHash:  sp.cardHash,
 		CreatedAt:      sp.now,
+		LastSentAt:     sp.now,
 		Status:         models.AttemptOpen,
 	}
 	s.attempts = append(s.attempts, a)
@@ -196,10 +198,24 @@ func (s *Store) decline(epoch uint64, id uuid.UUID) (models.Order, error) {
 	return s.close(epoch, id, models.AttemptDeclined)
 }
 
-// abandon gives up attempt id when it is still Open: it becomes Abandoned
-// and its order goes back to Placed.
-func (s *Store) abandon(epoch uint64, id uuid.UUID) (models.Order, error) {
-	return s.close(epoch, id, models.AttemptAbandoned)
+// abandon gives up attempt id when it is still Open and nothing was sent
+// under its key after idleSince: it becomes Abandoned and its order goes
+// back to Placed. abandoned is false when it was settled or resent since.
+func (s *Store) abandon(epoch uint64, id uuid.UUID, idleSince time.Time) (abandoned bool, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if epoch != s.epoch {
+		return false, ErrFenced
+	}
+	a := s.attemptLocked(id)
+	if a == nil {
+		return false, ErrUnknownOrder
+	}
+	if a.Status != models.AttemptOpen || a.LastSentAt.After(idleSince) {
+		return false, nil
+	}
+	s.closeLocked(a, models.AttemptAbandoned)
+	return true, nil
 }
 
 func (s *Store) close(epoch uint64, id uuid.UUID, status models.AttemptStatus) (models.Order, error) {
@@ -212,15 +228,19 @@ func (s *Store) close(epoch uint64, id uuid.UUID, status models.AttemptStatus) (
 	if a == nil {
 		return models.Order{}, ErrUnknownOrder
 	}
-	o := s.orders[a.OrderID]
-	if a.Status != models.AttemptOpen {
-		return *o, nil
+	if a.Status == models.AttemptOpen {
+		s.closeLocked(a, status)
 	}
+	return *s.orders[a.OrderID], nil
+}
+
+// closeLocked ends Open attempt a with status; its order goes back to
+// Placed. s.mu must be held.
+func (s *Store) closeLocked(a *models.PaymentAttempt, status models.AttemptStatus) {
 	a.Status = status
-	if o.Status == models.OrderPaymentPending {
+	if o := s.orders[a.OrderID]; o.Status == models.OrderPaymentPending {
 		o.Status = models.OrderPlaced
 	}
-	return *o, nil
 }
 
 // markChecked sets LastCheckedAt of attempt id to now.
