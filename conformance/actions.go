@@ -10,27 +10,35 @@ import (
 )
 
 // advanceSteps are the amounts of time an advance-time step can let pass:
-// around the retry delay, the timeouts, MinAge, and AbandonAfter.
-var advanceSteps = []time.Duration{time.Second, 10 * time.Second, time.Minute, 3 * time.Minute, 31 * time.Minute}
+// around the retry delay, the timeouts, MinAge, and AbandonAfter. rapid
+// shrinks toward the first, so it comes first: 3 minutes outlasts MinAge
+// (2 min) and the timeouts, so one step of it does what several shorter
+// ones would, and a shrunk sequence needs fewer steps.
+var advanceSteps = []time.Duration{3 * time.Minute, time.Second, 31 * time.Minute, 10 * time.Second, time.Minute}
 
 // actions is the rapid state machine over what shoppers and operators do.
+// rapid draws action names in sorted order with a bias toward the first and
+// shrinks toward the first, so the plainest action, "checkout", sorts first.
 // Each action draws its arguments first, then records a step, then acts:
 // nothing is drawn once goroutines run.
 func (m *machine) actions() map[string]func(*rapid.T) {
-	return map[string]func(*rapid.T){
-		"":                      m.check,
+	actions := map[string]func(*rapid.T){
 		"open-order":            m.openOrder,
 		"checkout":              m.checkout,
-		"retry-same-card":       m.retrySameCard,
-		"another-card":          m.anotherCard,
 		"double-click":          m.doubleClick,
-		"advance-time":          m.advanceTime,
+		"time-passes":           m.advanceTime,
 		"reconcile":             m.reconcile,
 		"crash-restart":         m.crashRestart,
 		"crash-during-checkout": m.crashDuringCheckout,
 		"heal-faults":           m.heal,
 		"probe-stored-key":      m.probe,
+		"payment-ready-race":    m.callbackRace,
 	}
+	for name, a := range actions {
+		actions[name] = m.live(a)
+	}
+	actions[""] = m.check
+	return actions
 }
 
 func (m *machine) openOrder(t *rapid.T) {
@@ -59,41 +67,20 @@ func (m *machine) drawOrder(t *rapid.T) models.Order {
 	return rapid.SampledFrom(unpaid).Draw(t, "order")
 }
 
+// checkout is the shopper paying for an unpaid order with a card. It is
+// one action, named in the history after how the card relates to the
+// order's last one — "checkout" (first try), "retry-same-card" or
+// "another-card" — so that shrinking may turn one kind into another.
 func (m *machine) checkout(t *rapid.T) {
 	o := m.drawOrder(t)
 	card := rapid.SampledFrom(cardLabels).Draw(t, "card")
-	m.step("checkout", fmt.Sprintf("order %d with %s", o.ID, card))
-	m.w.checkout(m.w.cli, "shopper", o, card)
-	m.w.lastCard[o.ID] = card
-}
-
-func (m *machine) retrySameCard(t *rapid.T) {
-	if len(m.w.orders) == 0 {
-		t.Skip("no order yet")
+	name, args := "checkout", fmt.Sprintf("order %d with %s", o.ID, card)
+	if last, ok := m.w.lastCard[o.ID]; ok && last == card {
+		name = "retry-same-card"
+	} else if ok {
+		name, args = "another-card", fmt.Sprintf("order %d with %s (was %s)", o.ID, card, last)
 	}
-	o := rapid.SampledFrom(m.w.orders).Draw(t, "order")
-	card, ok := m.w.lastCard[o.ID]
-	if !ok {
-		t.Skip("no earlier checkout of this order")
-	}
-	m.step("retry-same-card", fmt.Sprintf("order %d with %s", o.ID, card))
-	m.w.checkout(m.w.cli, "shopper", o, card)
-}
-
-func (m *machine) anotherCard(t *rapid.T) {
-	o := m.drawOrder(t)
-	last, ok := m.w.lastCard[o.ID]
-	if !ok {
-		t.Skip("no earlier checkout of this order")
-	}
-	var others []string
-	for _, c := range cardLabels {
-		if c != last {
-			others = append(others, c)
-		}
-	}
-	card := rapid.SampledFrom(others).Draw(t, "card")
-	m.step("another-card", fmt.Sprintf("order %d with %s (was %s)", o.ID, card, last))
+	m.stepWith(name, args, m.drawFaults(t))
 	m.w.checkout(m.w.cli, "shopper", o, card)
 	m.w.lastCard[o.ID] = card
 }
@@ -105,8 +92,8 @@ func (m *machine) doubleClick(t *rapid.T) {
 	o := m.drawOrder(t)
 	card := rapid.SampledFrom(cardLabels).Draw(t, "card")
 	n := rapid.IntRange(2, 4).Draw(t, "clicks")
-	gap := time.Duration(rapid.IntRange(1, 2000).Draw(t, "gap_ms")) * time.Millisecond
-	m.step("double-click", fmt.Sprintf("order %d with %s, %d clicks %v apart", o.ID, card, n, gap))
+	gap := time.Duration(rapid.IntRange(1, 300).Draw(t, "gap_ms")) * time.Millisecond
+	m.stepWith("double-click", fmt.Sprintf("order %d with %s, %d clicks %v apart", o.ID, card, n, gap), m.drawFaults(t))
 	cli := m.w.cli
 	done := make(chan client.CheckoutResult, n)
 	for i := 0; i < n; i++ {
@@ -121,16 +108,41 @@ func (m *machine) doubleClick(t *rapid.T) {
 	m.w.lastCard[o.ID] = card
 }
 
+// callbackRace is the shopper's checkout racing the "payment ready"
+// callback path of the same order (a webhook or redirect handler), the
+// callback starting gap later in virtual time.
+func (m *machine) callbackRace(t *rapid.T) {
+	o := m.drawOrder(t)
+	// The provider calls back for a payment it approved: approving cards only.
+	card := rapid.SampledFrom(cardLabels[:2]).Draw(t, "card")
+	gap := time.Duration(rapid.IntRange(1, 2000).Draw(t, "gap_ms")) * time.Millisecond
+	m.stepWith("payment-ready-race", fmt.Sprintf("order %d with %s, callback %v later", o.ID, card, gap), m.drawFaults(t))
+	cli := m.w.cli
+	done := make(chan struct{}, 2)
+	go func() {
+		m.w.checkout(cli, "shopper", o, card)
+		done <- struct{}{}
+	}()
+	go func() {
+		m.w.clock.Advance(gap)
+		m.w.callback(cli, o, card)
+		done <- struct{}{}
+	}()
+	<-done
+	<-done
+	m.w.lastCard[o.ID] = card
+}
+
 func (m *machine) advanceTime(t *rapid.T) {
 	d := rapid.SampledFrom(advanceSteps).Draw(t, "by")
-	m.step("advance-time", d.String())
+	m.step("time-passes", d.String())
 	id := m.w.hist.BeginOp(models.Operation{Actor: "clock", Kind: models.OpAdvance, Detail: d.String(), InvokedAt: m.w.clock.Now()})
 	m.w.clock.Advance(d)
 	m.w.hist.EndOp(id, func(op *models.Operation) { op.Returned, op.ReturnedAt = true, m.w.clock.Now() })
 }
 
-func (m *machine) reconcile(*rapid.T) {
-	m.step("reconcile", "")
+func (m *machine) reconcile(t *rapid.T) {
+	m.stepWith("reconcile", "", m.drawFaults(t))
 	m.w.reconcile("reconciler")
 }
 
@@ -148,26 +160,27 @@ func (m *machine) crashDuringCheckout(t *rapid.T) {
 	o := m.drawOrder(t)
 	card := rapid.SampledFrom(cardLabels).Draw(t, "card")
 	after := time.Duration(rapid.IntRange(1, 12000).Draw(t, "crash_after_ms"))*time.Millisecond + 171*time.Microsecond
-	m.step("crash-during-checkout", fmt.Sprintf("order %d with %s, crash after %v", o.ID, card, after))
+	// Then the shopper, who saw an error page, pays again once the service
+	// is back with the i-th card, or (i = len(cardLabels)) does not. Paying
+	// again comes first so that shrinking keeps a crash and the shopper's
+	// next move in one step.
+	again := rapid.IntRange(0, len(cardLabels)).Draw(t, "then_pays_with")
+	args := fmt.Sprintf("order %d with %s, crash after %v", o.ID, card, after)
+	if again < len(cardLabels) {
+		args += ", then the shopper pays again with " + cardLabels[again]
+	}
+	m.stepWith("crash-during-checkout", args, m.drawFaults(t))
 	cli := m.w.cli
-	done := make(chan int, 1)
+	done := make(chan struct{}, 1)
 	go func() {
-		id := m.w.hist.BeginOp(models.Operation{
-			Actor: "shopper", Kind: models.OpCheckout, OrderID: o.ID, Card: card,
-			Amount: o.Total, Currency: o.Currency, InvokedAt: m.w.clock.Now(),
-		})
-		res := cli.Checkout(models.WithOp(contextBackground(), id), o.ID, cards[card])
-		m.w.hist.EndOp(id, func(op *models.Operation) {
-			op.ReturnedAt, op.Returned = m.w.clock.Now(), true
-			op.Result, op.HTTPStatus = string(res.Outcome), res.HTTPStatus
-		})
-		done <- id
+		m.w.checkout(cli, "shopper", o, card)
+		done <- struct{}{}
 	}()
 	m.w.clock.Advance(after)
 	crash := m.w.hist.BeginOp(models.Operation{Actor: "operator", Kind: models.OpCrash, InvokedAt: m.w.clock.Now()})
 	m.w.restart()
-	id := <-done
-	m.w.hist.EndOp(id, func(op *models.Operation) {
+	<-done
+	m.w.hist.EndOp(m.lastCheckoutOp(), func(op *models.Operation) {
 		// The call may have finished before the crash; if it ended at or
 		// after the crash, the shopper never saw its answer.
 		if !op.ReturnedAt.Before(m.w.clock.Now()) {
@@ -176,10 +189,25 @@ func (m *machine) crashDuringCheckout(t *rapid.T) {
 	})
 	m.w.hist.EndOp(crash, func(op *models.Operation) { op.Returned, op.ReturnedAt = true, m.w.clock.Now() })
 	m.w.lastCard[o.ID] = card
+	if again < len(cardLabels) {
+		m.w.checkout(m.w.cli, "shopper", o, cardLabels[again])
+		m.w.lastCard[o.ID] = cardLabels[again]
+	}
 }
 
-// heal ends the fault schedule; it is drawn only once a fault has hit,
-// so that most sequences meet their schedule.
+// lastCheckoutOp is the id of the most recent checkout operation.
+func (m *machine) lastCheckoutOp() int {
+	ops := m.w.hist.Snapshot().Ops
+	for i := len(ops) - 1; i >= 0; i-- {
+		if ops[i].Kind == models.OpCheckout {
+			return ops[i].ID
+		}
+	}
+	return 0
+}
+
+// heal ends all faults for the rest of the sequence; it is drawn only once
+// a fault has hit, so that most sequences meet their schedules.
 func (m *machine) heal(t *rapid.T) {
 	if len(m.w.faults.Injected()) == 0 {
 		t.Skip("no fault injected yet")

@@ -22,7 +22,8 @@ type Config struct {
 	ReportDir string
 	// MaxOrders bounds the orders one sequence opens; default 3.
 	MaxOrders int
-	// MaxSchedule bounds the drawn fault schedule's length; default 12.
+	// MaxSchedule bounds the length of the fault schedule drawn for each
+	// step (what happens to its n-th request); default 6.
 	MaxSchedule int
 	// Processing is the embedded provider's base processing time per
 	// request; default 50ms.
@@ -35,7 +36,7 @@ type Config struct {
 const (
 	DefaultReportDir   = "idemcheck-reports"
 	DefaultMaxOrders   = 3
-	DefaultMaxSchedule = 12
+	DefaultMaxSchedule = 6
 	DefaultProcessing  = 50 * time.Millisecond
 	DefaultRetention   = 24 * time.Hour
 )

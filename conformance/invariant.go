@@ -3,6 +3,7 @@ package conformance
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"time"
 
 	"github.com/idemcheck/idemcheck/models"
@@ -33,12 +34,42 @@ type World struct {
 	Retention time.Duration
 	// Now is the (virtual) time of the snapshot.
 	Now time.Time
+
+	memo *memo // what several invariants derive from the history, computed once
 }
 
-// Invariant is one named check over a World. Check returns a violation
-// message starting with the invariant's name, or "" when it holds. Messages
-// are deterministic for a given history (no wall-clock time, no map order),
-// which rapid needs to shrink.
+// memo caches what the invariants derive from one World.
+type memo struct {
+	posts, clientPosts []models.Exchange
+	names              *names
+	verdicts           []specVerdict
+	done               [4]bool
+}
+
+func (w World) m() *memo {
+	if w.memo == nil {
+		return &memo{} // a World built by hand: no sharing, still correct
+	}
+	return w.memo
+}
+
+// Finding is what an invariant check found: the zero value when it holds.
+// Message names the invariant first and says exactly what broke ("one-key-
+// per-intent: order 1 intent 1 sent 2 distinct keys"); Category is the same
+// sentence with the particulars left out ("one-key-per-intent: … sent …
+// distinct keys"). Both are deterministic for a given history (no
+// wall-clock time, no map order). rapid keeps a shrunk sequence only when
+// it fails with the same error, so the failure it sees is the Category:
+// "order 2" can then shrink to "order 1".
+type Finding struct {
+	Message  string
+	Category string
+}
+
+// Holds reports whether f found nothing.
+func (f Finding) Holds() bool { return f.Message == "" }
+
+// Invariant is one named check over a World.
 type Invariant struct {
 	Name string
 	// Liveness invariants are checked once, after faults heal and time
@@ -46,20 +77,23 @@ type Invariant struct {
 	Liveness bool
 	// Doc says what the invariant promises, in one sentence.
 	Doc   string
-	Check func(w World) string
+	Check func(w World) Finding
 }
 
 // Safety lists the safety invariants in the order they are checked; the
-// first that fails names the failure.
+// first that fails names the failure. Protocol rules come first, because
+// they name a cause (the client sent two keys; the provider did not replay),
+// and the money outcomes last, because they name its consequence (two
+// charges; books that do not balance).
 func Safety() []Invariant {
 	return []Invariant{
+		{Name: KeyFormat, Doc: "every create carries the key, as a Structured Field String holding a UUID", Check: checkKeyFormat},
 		{Name: OneKeyPerIntent, Doc: "every POST for one payment intent carries the same Idempotency-Key, two intents never share one, and the key survives a crash", Check: checkOneKeyPerIntent},
-		{Name: AtMostOneChargePerOrder, Doc: "the provider never holds two successful charges for one order", Check: checkAtMostOneCharge},
-		{Name: ConflictNeverFinal, Doc: "a 409, timeout or 5xx is an unknown outcome: the attempt stays open and the order PaymentPending", Check: checkConflictNeverFinal},
 		{Name: NoUnsafeRetry, Doc: "a POST without a key is never retried; 400 and 422 are never retried", Check: checkNoUnsafeRetry},
-		{Name: KeyFormat, Doc: "the key is sent as a Structured Field String holding a UUID", Check: checkKeyFormat},
+		{Name: ConflictNeverFinal, Doc: "a 409, timeout or 5xx is an unknown outcome: the attempt stays open and the order PaymentPending", Check: checkConflictNeverFinal},
 		{Name: ReplayConsistent, Doc: "a completed key answers with the first response's status and body; a key in flight answers 409", Check: checkReplayConsistent},
 		{Name: MismatchRejected, Doc: "the same key with another body is refused with 422 and creates nothing", Check: checkMismatchRejected},
+		{Name: AtMostOneChargePerOrder, Doc: "the provider never holds two successful charges for one order", Check: checkAtMostOneCharge},
 		{Name: BooksBalance, Doc: "every Succeeded attempt has exactly one provider charge with its amount and currency, and every charge belongs to an attempt that is Succeeded or still Open", Check: checkBooksBalance},
 	}
 }
@@ -75,10 +109,12 @@ func Liveness() []Invariant {
 // ErrViolation is the sentinel every *ViolationError wraps.
 var ErrViolation = errors.New("idemcheck: invariant violated")
 
-// ViolationError is a broken invariant with its deterministic message.
+// ViolationError is a broken invariant with its deterministic message and
+// category (see Finding).
 type ViolationError struct {
 	Invariant string
 	Message   string
+	Category  string
 }
 
 func (e *ViolationError) Error() string { return e.Message }
@@ -88,14 +124,24 @@ func (e *ViolationError) Unwrap() error { return ErrViolation }
 
 // Evaluate runs invs over w in order and returns the first violation, or nil.
 func Evaluate(w World, invs []Invariant) *ViolationError {
+	if w.memo == nil {
+		w.memo = &memo{}
+	}
 	for _, inv := range invs {
-		if msg := inv.Check(w); msg != "" {
-			return &ViolationError{Invariant: inv.Name, Message: msg}
+		if f := inv.Check(w); !f.Holds() {
+			return &ViolationError{Invariant: inv.Name, Message: f.Message, Category: f.Category}
 		}
 	}
 	return nil
 }
 
-func violation(name, format string, args ...any) string {
-	return name + ": " + fmt.Sprintf(format, args...)
+// violation is the Finding of invariant name: format filled with args, and
+// format with every verb shown as "…" as its category.
+func violation(name, format string, args ...any) Finding {
+	return Finding{
+		Message:  name + ": " + fmt.Sprintf(format, args...),
+		Category: name + ": " + verb.ReplaceAllString(format, "…"),
+	}
 }
+
+var verb = regexp.MustCompile(`%[-+# 0-9.]*[a-zA-Z]`)

@@ -8,12 +8,12 @@ import (
 // checkOneKeyPerIntent: every POST for one intent (merchant reference)
 // carries one key; no key serves two intents; the stored key is the one on
 // the wire. Seed article 000, "Key Ödeme Niyeti Başına Bir Kez Üretilir".
-func checkOneKeyPerIntent(w World) string {
+func checkOneKeyPerIntent(w World) Finding {
 	n := newNames(w)
 	keysOf := map[string][]string{} // reference → distinct keys, first-seen order
 	refsOf := map[string]string{}   // key → first reference
 	var refs []string
-	for _, e := range posts(w.History) {
+	for _, e := range clientPostsOf(w) {
 		if !e.HasKey || e.MerchantReference == "" {
 			continue
 		}
@@ -40,7 +40,7 @@ func checkOneKeyPerIntent(w World) string {
 			return violation(OneKeyPerIntent, "%s sent a key other than the one stored for it", n.of(a.Reference()))
 		}
 	}
-	return ""
+	return Finding{}
 }
 
 func contains(xs []string, x string) bool {
@@ -52,13 +52,14 @@ func contains(xs []string, x string) bool {
 	return false
 }
 
-// checkKeyFormat: every key sent is a Structured Field String (quoted) of a
-// UUID (draft-ietf-httpapi-idempotency-key-header §2; seed article 000).
-func checkKeyFormat(w World) string {
+// checkKeyFormat: every create the client sends carries a key, as a
+// Structured Field String (quoted) of a UUID (draft-ietf-httpapi-
+// idempotency-key-header §2; seed article 000).
+func checkKeyFormat(w World) Finding {
 	n := newNames(w)
-	for _, e := range posts(w.History) {
+	for _, e := range clientPostsOf(w) {
 		if !e.HasKey {
-			continue
+			return violation(KeyFormat, "%s sent a POST without an Idempotency-Key", n.of(e.MerchantReference))
 		}
 		key, quoted, ok := models.ParseKey(e.KeyHeader)
 		if !ok || !quoted {
@@ -68,13 +69,13 @@ func checkKeyFormat(w World) string {
 			return violation(KeyFormat, "%s sent a key that is not a UUID", n.of(e.MerchantReference))
 		}
 	}
-	return ""
+	return Finding{}
 }
 
 // checkNoUnsafeRetry: within one client call, a POST without a key is sent
 // at most once per intent, and nothing is resent after a 400 or 422 (RFC
 // 9110 §9.2.2; seed article 000, ShouldRetry).
-func checkNoUnsafeRetry(w World) string {
+func checkNoUnsafeRetry(w World) Finding {
 	n := newNames(w)
 	type callIntent struct {
 		op  int
@@ -82,7 +83,7 @@ func checkNoUnsafeRetry(w World) string {
 	}
 	keyless := map[callIntent]int{}
 	refused := map[callIntent]int{}
-	for _, e := range posts(w.History) {
+	for _, e := range clientPostsOf(w) {
 		ci := callIntent{e.OpID, e.MerchantReference}
 		if status, ok := refused[ci]; ok && e.OpID != 0 {
 			return violation(NoUnsafeRetry, "%s was resent after a %d, which is never retried", n.of(e.MerchantReference), status)
@@ -97,7 +98,7 @@ func checkNoUnsafeRetry(w World) string {
 			refused[ci] = e.Status
 		}
 	}
-	return ""
+	return Finding{}
 }
 
 // checkConflictNeverFinal: an unknown outcome (409, timeout, reset, 5xx
@@ -106,10 +107,10 @@ func checkNoUnsafeRetry(w World) string {
 // the wire; an order with an open attempt is PaymentPending, and an order
 // has at most one open attempt (seed article 000: "409'u hata ya da başarı
 // saymak"; PROVIDER_API.md "What unknown outcome means").
-func checkConflictNeverFinal(w World) string {
+func checkConflictNeverFinal(w World) Finding {
 	n := newNames(w)
 	byOp := map[int][]models.Exchange{}
-	for _, e := range posts(w.History) {
+	for _, e := range clientPostsOf(w) {
 		byOp[e.OpID] = append(byOp[e.OpID], e)
 	}
 	for _, op := range w.History.Ops {
@@ -132,7 +133,7 @@ func checkConflictNeverFinal(w World) string {
 		}
 	}
 	seen402 := map[string]bool{}
-	for _, e := range posts(w.History) {
+	for _, e := range clientPostsOf(w) {
 		if e.Status == 402 {
 			seen402[e.MerchantReference] = true
 		}
@@ -156,7 +157,7 @@ func checkConflictNeverFinal(w World) string {
 			return violation(ConflictNeverFinal, "order %d is %s while an intent is still open", o.ID, o.Status)
 		}
 	}
-	return ""
+	return Finding{}
 }
 
 func anyStatus(exs []models.Exchange, codes ...int) bool {

@@ -9,7 +9,7 @@ import (
 
 // checkAtMostOneCharge: the provider never holds two successful charges
 // for one order.
-func checkAtMostOneCharge(w World) string {
+func checkAtMostOneCharge(w World) Finding {
 	byOrder := map[int64][]string{}
 	var orders []int64
 	for _, c := range w.Charges {
@@ -27,7 +27,7 @@ func checkAtMostOneCharge(w World) string {
 			return violation(AtMostOneChargePerOrder, "the provider holds %d charges for order %d (%s)", len(ids), o, strings.Join(ids, ", "))
 		}
 	}
-	return ""
+	return Finding{}
 }
 
 // specVerdict is the specification's judgement of one provider answer.
@@ -40,13 +40,21 @@ type specVerdict struct {
 // in the order the history saw them — through models.Spec and returns, for
 // every completed POST, what the specification allowed.
 func replaySpec(w World) []specVerdict {
+	m := w.m()
+	if !m.done[3] {
+		m.verdicts, m.done[3] = runSpec(w), true
+	}
+	return m.verdicts
+}
+
+func runSpec(w World) []specVerdict {
 	type event struct {
 		seq     int
 		arrival bool
 		ex      models.Exchange
 	}
 	var evs []event
-	for _, e := range posts(w.History) {
+	for _, e := range postsOf(w) {
 		if !e.Forwarded || e.ArrivalSeq == 0 {
 			continue
 		}
@@ -79,7 +87,7 @@ func replaySpec(w World) []specVerdict {
 // checkReplayConsistent: a completed key answers with the first response's
 // status and body (same charge id); a key in flight answers 409 (draft §2.6;
 // seed article 004, "Response content'i de kaydet").
-func checkReplayConsistent(w World) string {
+func checkReplayConsistent(w World) Finding {
 	n := newNames(w)
 	for _, v := range replaySpec(w) {
 		e, x := v.ex, v.expect
@@ -99,19 +107,19 @@ func checkReplayConsistent(w World) string {
 			}
 		}
 	}
-	return ""
+	return Finding{}
 }
 
 // checkMismatchRejected: the same key with another body is refused with
 // 422 and creates nothing (draft §2.6; PROVIDER_API.md).
-func checkMismatchRejected(w World) string {
+func checkMismatchRejected(w World) Finding {
 	n := newNames(w)
 	for _, v := range replaySpec(w) {
 		if v.expect.Kind == models.ExpectMismatch && !v.expect.Matches(v.ex.ProviderStatus, v.ex.ProviderBodyDigest) {
 			return violation(MismatchRejected, "%s: a request reusing a key with another body was answered %s, not 422", n.of(v.ex.MerchantReference), answer(v.ex))
 		}
 	}
-	return ""
+	return Finding{}
 }
 
 // answer is the provider's answer to e for messages: "201 ch_000002".
@@ -128,7 +136,7 @@ func answer(e models.Exchange) string {
 // to an attempt that is Succeeded with that charge or still Open (unsettled);
 // a Paid order names its attempt's charge (seed article 000, "muhasebe
 // mutabakatı").
-func checkBooksBalance(w World) string {
+func checkBooksBalance(w World) Finding {
 	n := newNames(w)
 	chargesOf := map[string][]models.Charge{}
 	for _, c := range w.Charges {
@@ -172,13 +180,13 @@ func checkBooksBalance(w World) string {
 			return violation(BooksBalance, "order %d is Paid with %q but its Succeeded intent has %q", o.ID, o.ProviderChargeID, paidWith[o.ID])
 		}
 	}
-	return ""
+	return Finding{}
 }
 
 // checkConverges: after faults heal and AbandonAfter plus the interval
 // pass, no attempt is Open and an order is Paid exactly when the provider
 // holds its charge (seed article 000, "Reconciliation").
-func checkConverges(w World) string {
+func checkConverges(w World) Finding {
 	n := newNames(w)
 	for _, a := range w.Attempts {
 		if a.Status == models.AttemptOpen {
@@ -200,5 +208,5 @@ func checkConverges(w World) string {
 			return violation(ReconciliationConverges, "order %d is Paid but the provider holds no charge for it", o.ID)
 		}
 	}
-	return ""
+	return Finding{}
 }

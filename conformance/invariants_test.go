@@ -123,7 +123,7 @@ func TestEachInvariantCatchesItsFault(t *testing.T) {
 			f.post(f.att.IdempotencyKey, 422, "", 0, "")
 			f.result("Failed")
 		}},
-		{conformance.NoUnsafeRetry, "no-unsafe-retry: order 1 intent 1 was retried without an Idempotency-Key", func(f *fixture) {
+		{conformance.KeyFormat, "key-format: order 1 intent 1 sent a POST without an Idempotency-Key", func(f *fixture) {
 			for i := 0; i < 2; i++ {
 				e := f.post(f.att.IdempotencyKey, 503, "", 0, "")
 				e.HasKey, e.KeyHeader, e.Key = false, "", ""

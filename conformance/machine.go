@@ -25,24 +25,25 @@ var cardLabels = []string{"visa", "mastercard", "declined"}
 // world is one sequence's systems: the reference (or mutant) client and
 // provider wired through the fault layer, on the bubble's virtual clock.
 type world struct {
-	cfg      Config
-	clock    faults.VirtualClock
-	hist     *models.History
-	prov     *provider.Provider
-	wire     *faults.InProcess
-	faults   *faults.Transport
-	schedule []faults.Fault
-	store    *client.Store
-	ccfg     client.Config
-	cli      *client.Client
-	keys     *keySource
-	orders   []models.Order
-	lastCard map[int64]string
+	cfg    Config
+	clock  faults.VirtualClock
+	hist   *models.History
+	prov   *provider.Provider
+	wire   *faults.InProcess
+	faults *faults.Transport
+	// schedules lists each step's drawn fault schedule, for the report.
+	schedules []string
+	store     *client.Store
+	ccfg      client.Config
+	cli       *client.Client
+	keys      *keySource
+	orders    []models.Order
+	lastCard  map[int64]string
 }
 
-// newWorld builds the systems for one sequence under fault schedule.
-func newWorld(cfg Config, m *mutants.Mutant, schedule []faults.Fault) *world {
-	w := &world{cfg: cfg, hist: models.NewHistory(), schedule: schedule, lastCard: map[int64]string{}}
+// newWorld builds the systems for one sequence.
+func newWorld(cfg Config, m *mutants.Mutant) *world {
+	w := &world{cfg: cfg, hist: models.NewHistory(), lastCard: map[int64]string{}}
 	w.keys = newKeySource(w.clock.Now)
 	w.wire = &faults.InProcess{History: w.hist, Processing: cfg.Processing, Now: w.clock.Now}
 	pcfg := provider.Config{Retention: cfg.Retention, Now: w.clock.Now, BeforeCommit: w.wire.BeforeCommit}
@@ -51,7 +52,7 @@ func newWorld(cfg Config, m *mutants.Mutant, schedule []faults.Fault) *world {
 	}
 	w.prov = provider.New(pcfg)
 	w.wire.Handler = w.prov
-	w.faults = faults.NewTransport(w.wire, w.hist, schedule)
+	w.faults = faults.NewTransport(w.wire, w.hist, nil)
 	w.faults.Now = w.clock.Now
 	w.ccfg = client.Config{
 		BaseURL:    "http://provider.idemcheck.invalid",
@@ -103,11 +104,23 @@ func (w *world) openOrder(actor string, total int64, currency string) models.Ord
 // may run on several goroutines at once (a double click); callers note the
 // card in lastCard from the step's own goroutine.
 func (w *world) checkout(cli *client.Client, actor string, order models.Order, card string) client.CheckoutResult {
+	return w.pay(actor, order, card, cli.Checkout)
+}
+
+// callback runs the client's payment-ready callback path for order with
+// card, recorded as a checkout by actor "callback".
+func (w *world) callback(cli *client.Client, order models.Order, card string) client.CheckoutResult {
+	return w.pay("callback", order, card, cli.PaymentReady)
+}
+
+// pay records one call of a client payment path (Checkout or PaymentReady).
+func (w *world) pay(actor string, order models.Order, card string,
+	call func(ctx context.Context, orderID int64, token string) client.CheckoutResult) client.CheckoutResult {
 	id := w.hist.BeginOp(models.Operation{
 		Actor: actor, Kind: models.OpCheckout, OrderID: order.ID, Card: card,
 		Amount: order.Total, Currency: order.Currency, InvokedAt: w.clock.Now(),
 	})
-	res := cli.Checkout(models.WithOp(context.Background(), id), order.ID, cards[card])
+	res := call(models.WithOp(context.Background(), id), order.ID, cards[card])
 	w.hist.EndOp(id, func(op *models.Operation) {
 		op.ReturnedAt, op.Returned = w.clock.Now(), true
 		op.Result, op.HTTPStatus = string(res.Outcome), res.HTTPStatus

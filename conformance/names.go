@@ -16,6 +16,15 @@ type names struct {
 }
 
 func newNames(w World) *names {
+	m := w.m()
+	if m.done[0] {
+		return m.names
+	}
+	m.names, m.done[0] = buildNames(w), true
+	return m.names
+}
+
+func buildNames(w World) *names {
 	n := &names{byRef: map[string]string{}, next: map[int64]int{}}
 	for _, a := range w.Attempts {
 		n.add(a.Reference())
@@ -61,11 +70,47 @@ func orderOf(ref string) int64 {
 	return id
 }
 
+// postsOf returns the create-charge exchanges of w's history, in order.
+func postsOf(w World) []models.Exchange {
+	m := w.m()
+	if !m.done[1] {
+		m.posts, m.done[1] = posts(w.History), true
+	}
+	return m.posts
+}
+
+// clientPostsOf returns the create-charge exchanges the client sent.
+func clientPostsOf(w World) []models.Exchange {
+	m := w.m()
+	if !m.done[2] {
+		m.clientPosts, m.done[2] = clientPosts(w.History), true
+	}
+	return m.clientPosts
+}
+
 // posts returns the create-charge exchanges of h in order.
 func posts(h models.Snapshot) []models.Exchange {
 	var out []models.Exchange
 	for _, e := range h.Exchanges {
 		if e.IsPost() {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// clientPosts returns the create-charge exchanges the client sent: posts
+// without the harness's own probes, which the client invariants must not judge.
+func clientPosts(h models.Snapshot) []models.Exchange {
+	probe := map[int]bool{}
+	for _, op := range h.Ops {
+		if op.Kind == models.OpProbe {
+			probe[op.ID] = true
+		}
+	}
+	var out []models.Exchange
+	for _, e := range posts(h) {
+		if !probe[e.OpID] {
 			out = append(out, e)
 		}
 	}

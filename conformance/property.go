@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,33 +27,82 @@ type machine struct {
 	run   *runState
 	w     *world
 	steps int
+	// failed is the first violation found; once set, the remaining drawn
+	// actions do nothing and the check fails in conclude.
+	failed *ViolationError
 }
 
-// step records the start of a shopper or operator step.
+// step records the start of a step that sends nothing of its own.
 func (m *machine) step(action, args string) {
+	m.stepWith(action, args, nil)
+}
+
+// drawFaults draws the fault schedule of the step about to run: what
+// happens to its n-th request. A schedule per step, rather than one for the
+// whole sequence, keeps each fault with the step it hits, so that shrinking
+// can drop a step together with its faults.
+func (m *machine) drawFaults(t *rapid.T) []faults.Fault {
+	return faults.ScheduleGen(m.run.cfg.MaxSchedule).Draw(t, "faults")
+}
+
+// stepWith records the start of a step whose requests get fs.
+func (m *machine) stepWith(action, args string, fs []faults.Fault) {
 	m.steps++
+	if len(fs) > 0 {
+		var names []string
+		for _, f := range fs {
+			names = append(names, f.String())
+		}
+		m.w.schedules = append(m.w.schedules, fmt.Sprintf("step %d: %s", m.steps, strings.Join(names, ", ")))
+		args = strings.TrimPrefix(args+"; faults: "+strings.Join(names, ", "), "; ")
+	}
+	m.w.faults.Schedule(fs)
 	m.w.hist.BeginStep(action, args, m.w.clock.Now())
 }
 
-// check runs the safety invariants; the first violation fails the check
-// with a deterministic message naming the invariant first.
-func (m *machine) check(t *rapid.T) {
-	m.evaluate(t, Safety())
+// check runs the safety invariants after a step.
+func (m *machine) check(*rapid.T) {
+	m.evaluate(Safety())
 }
 
-func (m *machine) evaluate(t *rapid.T, invs []Invariant) {
+// evaluate runs invs and keeps the first violation, with the world that
+// showed it, for conclude.
+func (m *machine) evaluate(invs []Invariant) {
+	if m.failed != nil {
+		return
+	}
 	w := m.w.snapshot()
 	m.run.stats.evaluated(invs)
 	if v := Evaluate(w, invs); v != nil {
-		path := m.run.remember(m, w, v)
-		t.Fatalf("%s\nreport: %s", v.Message, path)
+		m.fail(w, v)
+	}
+}
+
+func (m *machine) fail(w World, v *ViolationError) {
+	m.failed = v
+	m.run.remember(m, w, v)
+}
+
+// live wraps an action so that it does nothing once a violation is found:
+// every failure is then raised at one place, conclude, whether it showed
+// after a step or in the final phase. rapid accepts a shrunk sequence only
+// when it fails with the same message at the same place, so this lets a
+// failure found mid-sequence shrink into one found at the end.
+func (m *machine) live(action func(*rapid.T)) func(*rapid.T) {
+	return func(t *rapid.T) {
+		if m.failed == nil {
+			action(t)
+		}
 	}
 }
 
 // finish heals the faults, lets AbandonAfter plus the reconciliation
 // interval pass, reconciles, and checks safety and liveness; then pays
 // every abandoned order again, which must succeed under a new key.
-func (m *machine) finish(t *rapid.T) {
+func (m *machine) finish() {
+	if m.failed != nil {
+		return
+	}
 	w := m.w
 	w.faults.Heal()
 	// Let in-flight work end, then the attempts age past AbandonAfter.
@@ -60,37 +110,52 @@ func (m *machine) finish(t *rapid.T) {
 	w.reconcile("reconciler (final)")
 	w.clock.Advance(w.ccfg.Interval)
 	w.reconcile("reconciler (final)")
-	m.evaluate(t, Safety())
-	m.evaluate(t, Liveness())
-	m.payAbandonedAgain(t)
-	m.run.stats.sequence(m)
+	m.evaluate(Safety())
+	m.evaluate(Liveness())
+	m.payAbandonedAgain()
+	if m.failed == nil {
+		m.run.stats.sequence(m)
+	}
+}
+
+// conclude fails the check with the first violation found: its category is
+// the failure rapid shrinks by, its full message is logged above it.
+func (m *machine) conclude(t *rapid.T) {
+	if v := m.failed; v != nil {
+		t.Log(v.Message)
+		t.Fatalf("%s\nreport: %s", v.Category, m.run.reportBase()+".md")
+	}
 }
 
 // payAbandonedAgain checks the last clause of reconciliation-converges: an
 // abandoned order can be paid again, with a new key.
-func (m *machine) payAbandonedAgain(t *rapid.T) {
+func (m *machine) payAbandonedAgain() {
 	w := m.w
 	for _, o := range w.orders {
 		before := w.store.Attempts()
-		if w.order(o.ID).Status != models.OrderPlaced || !hasAbandoned(before, o.ID) {
+		if m.failed != nil || w.order(o.ID).Status != models.OrderPlaced || !hasAbandoned(before, o.ID) {
 			continue
 		}
 		m.step("pay-again", fmt.Sprintf("order %d with visa", o.ID))
 		res := w.checkout(w.cli, "shopper", o, "visa")
+		m.evaluate(Safety()) // a broken protocol names the cause first
+		if m.failed != nil {
+			return
+		}
 		snap := w.snapshot()
-		msg := ""
 		switch {
 		case res.Outcome != client.OutcomePaid:
-			msg = fmt.Sprintf("order %d was abandoned but paying it again answered %s", o.ID, res.Outcome)
+			m.fail(snap, asViolation(ReconciliationConverges, violation(ReconciliationConverges,
+				"order %d was abandoned but paying it again answered %s", o.ID, res.Outcome)))
 		case reusedKey(before, snap.Attempts, o.ID):
-			msg = fmt.Sprintf("order %d was paid again under an earlier intent's key", o.ID)
+			m.fail(snap, asViolation(ReconciliationConverges, violation(ReconciliationConverges,
+				"order %d was paid again under an earlier intent's key", o.ID)))
 		}
-		if msg != "" {
-			v := &ViolationError{Invariant: ReconciliationConverges, Message: violation(ReconciliationConverges, "%s", msg)}
-			t.Fatalf("%s\nreport: %s", v.Message, m.run.remember(m, snap, v))
-		}
-		m.evaluate(t, Safety())
 	}
+}
+
+func asViolation(name string, f Finding) *ViolationError {
+	return &ViolationError{Invariant: name, Message: f.Message, Category: f.Category}
 }
 
 func hasAbandoned(as []models.PaymentAttempt, order int64) bool {
@@ -124,14 +189,14 @@ func reusedKey(before, after []models.PaymentAttempt, order int64) bool {
 const drainTime = time.Hour
 
 // Property returns the conformance property for cfg: each check draws a
-// fault schedule and a sequence of shopper and operator actions, runs them
+// sequence of shopper and operator actions, each with the fault schedule of
+// its own requests, runs them
 // in a virtual-time bubble (rapid.SyncTest) against the configured client
 // and provider, and checks the invariants after every step.
 func (r *runState) Property() func(*rapid.T) {
 	return func(t *rapid.T) {
-		schedule := faults.ScheduleGen(r.cfg.MaxSchedule).Draw(t, "fault schedule")
 		rapid.SyncTest(t, func(t *rapid.T) {
-			m := &machine{run: r, w: newWorld(r.cfg, r.mutant, schedule)}
+			m := &machine{run: r, w: newWorld(r.cfg, r.mutant)}
 			// A bubble's time stops when its main goroutine exits, so a
 			// check that fails mid-sequence must first let the provider's
 			// in-flight work end, or synctest reports a deadlock.
@@ -140,7 +205,8 @@ func (r *runState) Property() func(*rapid.T) {
 				m.w.clock.Advance(drainTime)
 			})
 			t.Repeat(m.actions())
-			m.finish(t)
+			m.finish()
+			m.conclude(t)
 		})
 	}
 }
@@ -190,10 +256,9 @@ func (r *runState) reportBase() string {
 }
 
 // remember keeps the failing world of a check; the last one kept when
-// rapid gives up is the shrunk counterexample. It returns the report path.
-func (r *runState) remember(m *machine, w World, v *ViolationError) string {
+// rapid gives up is the shrunk counterexample.
+func (r *runState) remember(m *machine, w World, v *ViolationError) {
 	r.last.set(failureOf(r, m, w, v))
-	return r.reportBase() + ".md"
 }
 
 func failureOf(r *runState, m *machine, w World, v *ViolationError) reports.Failure {
@@ -204,9 +269,7 @@ func failureOf(r *runState, m *machine, w World, v *ViolationError) reports.Fail
 	if r.mutant != nil {
 		f.Mutant = r.mutant.Name
 	}
-	for _, fl := range m.w.schedule {
-		f.Schedule = append(f.Schedule, fl.String())
-	}
+	f.Schedule = append(f.Schedule, m.w.schedules...)
 	return f
 }
 

@@ -14,16 +14,29 @@ const (
 	slowOffset  = 617 * time.Microsecond
 )
 
+// delays are the request delays drawn: around the retry delay (1 s) and
+// the attempt timeout (3 s).
+var delays = []time.Duration{1500 * time.Millisecond, 300 * time.Millisecond, 4 * time.Second}
+
+// slowness are the extra processing times drawn, after seed article 000's
+// runs: 5 s (one timeout, a 409, then the replay) and 15 s (longer than the
+// 10 s total timeout: the checkout ends PaymentPending after 409s), and a
+// short one that only overlaps a double click.
+var slowness = []time.Duration{5 * time.Second, 15 * time.Second, 500 * time.Millisecond}
+
 // generated lists the kinds Gen draws, in shrinking order: rapid shrinks a
-// drawn index toward 0, so a shrunk schedule prefers the first kinds.
+// drawn index toward 0, so a shrunk schedule prefers the first kinds, and
+// draws small indices more often, so the first kinds are also the most
+// frequent: the transient 503 and the slow processing behind most 409s.
 var generated = []Kind{
-	KindStatus503, KindStatus500, KindReset, KindLoseResponse, KindDropRequest,
-	KindSlowProcessing, KindDelay, KindStatus429,
+	KindStatus503, KindSlowProcessing, KindLoseResponse, KindStatus500, KindReset,
+	KindDropRequest, KindDelay, KindStatus429, KindStatus422, KindStatus400,
 }
 
 // Gen draws one fault: about half the time pass, otherwise one of the
-// kinds with its parameters (delays up to 5 s, slow processing up to 20 s,
-// Retry-After 1–3 s). It shrinks toward pass.
+// kinds with its parameters (a delay from delays, slow processing from
+// slowness, Retry-After 1–3 s). It shrinks toward pass, and toward the kinds listed
+// first in generated.
 func Gen() *rapid.Generator[Fault] {
 	return rapid.Custom(func(t *rapid.T) Fault {
 		if rapid.IntRange(0, 9).Draw(t, "faulty") < 5 {
@@ -33,9 +46,9 @@ func Gen() *rapid.Generator[Fault] {
 		f := Fault{Kind: k}
 		switch k {
 		case KindDelay:
-			f.Delay = time.Duration(rapid.IntRange(1, 5000).Draw(t, "delay_ms"))*time.Millisecond + delayOffset
+			f.Delay = rapid.SampledFrom(delays).Draw(t, "delay") + delayOffset
 		case KindSlowProcessing:
-			f.Delay = time.Duration(rapid.IntRange(1, 20000).Draw(t, "slow_ms"))*time.Millisecond + slowOffset
+			f.Delay = rapid.SampledFrom(slowness).Draw(t, "slow") + slowOffset
 		case KindStatus429:
 			f.RetryAfter = rapid.IntRange(1, 3).Draw(t, "retry_after_s")
 		}

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"runtime"
 	"sort"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -27,6 +29,27 @@ var visa = models.ChargeRequest{
 	Source:            "tok_visa",
 	Description:       "Bookstore order 1001",
 	MerchantReference: "bookstore-1001-a",
+}
+
+// bubbleBound is the real time a bubble may take. Goroutines blocked on a
+// mutex are not durably blocked, so a broken lock protocol in InProcess
+// stops virtual time instead of deadlocking the bubble; without a bound
+// such a test would hang until -timeout.
+const bubbleBound = time.Minute
+
+// inBubble runs f in a testing/synctest bubble, crashing with every
+// goroutine's stack if the bubble has not returned within bubbleBound of
+// real time.
+func inBubble(t *testing.T, f func(t *testing.T)) {
+	t.Helper()
+	name := t.Name()
+	watchdog := time.AfterFunc(bubbleBound, func() { // started outside the bubble: real time
+		buf := make([]byte, 1<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		panic(name + ": synctest bubble still running after " + bubbleBound.String() + " of real time\n" + string(buf))
+	})
+	defer watchdog.Stop()
+	synctest.Test(t, f)
 }
 
 // rig is the reference provider behind InProcess behind a fault Transport,

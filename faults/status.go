@@ -14,15 +14,19 @@ import (
 // Kinds that answer in the provider's place without forwarding: nothing is
 // charged. 429 carries Retry-After (Fault.RetryAfter seconds); 503 is
 // transient in the reference dialect; 500 is an unknown outcome for a
-// client that cannot know the request was never forwarded.
+// client that cannot know the request was never forwarded. 400 and 422 are
+// a provider refusing the request as malformed or as a fingerprint
+// mismatch: a contract violation the client must never retry (draft §2.6).
 const (
+	KindStatus400 Kind = "400"
+	KindStatus422 Kind = "422"
 	KindStatus429 Kind = "429"
 	KindStatus500 Kind = "500"
 	KindStatus503 Kind = "503"
 )
 
 func init() {
-	for _, k := range []Kind{KindStatus429, KindStatus500, KindStatus503} {
+	for _, k := range []Kind{KindStatus400, KindStatus422, KindStatus429, KindStatus500, KindStatus503} {
 		register(k, kind{
 			describe: func(f Fault) string {
 				if f.Kind == KindStatus429 {

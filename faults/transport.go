@@ -39,6 +39,14 @@ func NewTransport(next http.RoundTripper, history *models.History, schedule []Fa
 	return &Transport{Next: next, History: history, schedule: append([]Fault(nil), schedule...), injected: map[Kind]int{}}
 }
 
+// Schedule replaces the schedule: from now on the n-th request (counted
+// from 0 again) gets s[n], and requests past its end pass.
+func (t *Transport) Schedule(s []Fault) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.schedule, t.n = append([]Fault(nil), s...), 0
+}
+
 // Heal makes every later request pass.
 func (t *Transport) Heal() {
 	t.mu.Lock()
@@ -57,18 +65,25 @@ func (t *Transport) Injected() map[Kind]int {
 	return out
 }
 
-func (t *Transport) next() Fault {
+// begin takes the next fault of the schedule and records the exchange
+// under one lock, so that the n-th exchange recorded is the one that got
+// schedule[n] even when requests race.
+func (t *Transport) begin(ex models.Exchange) (Fault, int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	f := Fault{Kind: KindPass}
 	if !t.healed && t.n < len(t.schedule) {
 		f = t.schedule[t.n]
 	}
+	if _, ok := registry[f.Kind]; !ok {
+		return f, 0, errors.New("faults: unknown fault kind " + string(f.Kind))
+	}
 	t.n++
 	if f.Kind != KindPass {
 		t.injected[f.Kind]++
 	}
-	return f
+	ex.Fault = f.String()
+	return f, t.History.BeginExchange(ex), nil
 }
 
 func (t *Transport) now() time.Time {
@@ -92,20 +107,17 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := t.next()
-	ex.Fault = f.String()
 	ex.SentAt = t.now()
 	ex.OpID = models.OpFrom(req.Context())
-	id := t.History.BeginExchange(ex)
+	f, id, err := t.begin(ex)
+	if err != nil {
+		return nil, err
+	}
 
 	ctx := context.WithValue(req.Context(), exchangeKey{}, id)
 	out := req.Clone(ctx)
 	out.Body = io.NopCloser(bytes.NewReader(body))
-	k, ok := registry[f.Kind]
-	if !ok {
-		return nil, errors.New("faults: unknown fault kind " + string(f.Kind))
-	}
-	resp, err := k.apply(ctx, f, out, func(r *http.Request) (*http.Response, error) {
+	resp, err := registry[f.Kind].apply(ctx, f, out, func(r *http.Request) (*http.Response, error) {
 		t.History.UpdateExchange(id, func(e *models.Exchange, _ int) { e.Forwarded = true })
 		return t.Next.RoundTrip(r)
 	})

@@ -64,18 +64,22 @@ func AttemptReference(orderID int64, id uuid.UUID) string {
 }
 
 // ParseReference splits a merchant_reference made by AttemptReference into
-// its order id and attempt id. ok is false for any other shape.
+// its order id and attempt id (32 lower-case hex digits). ok is false for
+// any other shape, including order ids AttemptReference would not print
+// ("+1", "01").
 func ParseReference(ref string) (orderID int64, attemptID string, ok bool) {
 	rest, found := strings.CutPrefix(ref, "bookstore-")
-	if !found {
+	if !found || len(rest) < 34 || rest[len(rest)-33] != '-' {
 		return 0, "", false
 	}
-	ord, att, found := strings.Cut(rest, "-")
-	if !found || len(att) != 32 {
-		return 0, "", false
+	ord, att := rest[:len(rest)-33], rest[len(rest)-32:]
+	for i := 0; i < len(att); i++ {
+		if !('0' <= att[i] && att[i] <= '9' || 'a' <= att[i] && att[i] <= 'f') {
+			return 0, "", false
+		}
 	}
 	n, err := strconv.ParseInt(ord, 10, 64)
-	if err != nil {
+	if err != nil || strconv.FormatInt(n, 10) != ord {
 		return 0, "", false
 	}
 	return n, att, true

@@ -1,6 +1,7 @@
 package models
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -42,11 +43,14 @@ type ChargeList struct {
 }
 
 // ErrorBody is the body of a 402 decline: {"error":{"type":...,"code":...}}.
+// DeclineID names this decline (the reference provider's "dc_000001"), so a
+// replay is told from a decline that ran again.
 type ErrorBody struct {
 	Error struct {
 		Type        string `json:"type"`
 		Code        string `json:"code"`
 		DeclineCode string `json:"decline_code,omitempty"`
+		DeclineID   string `json:"decline_id,omitempty"`
 	} `json:"error"`
 }
 
@@ -73,10 +77,14 @@ func Fingerprint(r ChargeRequest) string {
 // object keys sorted), so that two byte-different encodings of one JSON value
 // digest alike; a body that is not JSON is digested as it is.
 func BodyDigest(body []byte) string {
-	var v any
-	if err := json.Unmarshal(body, &v); err == nil {
-		if b, err := json.Marshal(v); err == nil {
-			body = b
+	if json.Valid(body) {
+		var v any
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.UseNumber() // keep integers beyond float64 precision exact
+		if dec.Decode(&v) == nil {
+			if b, err := json.Marshal(v); err == nil {
+				body = b
+			}
 		}
 	}
 	sum := sha256.Sum256(body)

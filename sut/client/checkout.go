@@ -71,6 +71,7 @@ type Client struct {
 	life    context.Context // cancelled by Crash
 	die     context.CancelFunc
 	crashed atomic.Bool
+	unsaved unsavedKeys // planted bug: KeyAfterSend
 }
 
 // New returns a client with cfg's defaults applied, and opens store: it
@@ -120,6 +121,21 @@ func (c *Client) OpenOrder(total int64, currency string) models.Order {
 // The token is sent to the provider and nowhere else; only its SHA-256 is
 // stored.
 func (c *Client) Checkout(ctx context.Context, orderID int64, cardToken string) CheckoutResult {
+	return c.checkout(ctx, orderID, cardToken, false)
+}
+
+// PaymentReady is the "payment ready" callback path (a webhook or a redirect
+// handler) that may race the shopper's own return: in the reference client it
+// is the same Checkout — GetOrStart reuses the open attempt, so both paths
+// send one key. Returns like Checkout. (With Planted.CallbackOwnKey it
+// starts and charges its own attempt under a new key instead.)
+func (c *Client) PaymentReady(ctx context.Context, orderID int64, cardToken string) CheckoutResult {
+	return c.checkout(ctx, orderID, cardToken, c.cfg.Planted.CallbackOwnKey) // planted bug: CallbackOwnKey
+}
+
+// checkout is Checkout; ownAttempt (a planted bug) starts a new attempt
+// whatever attempt is open.
+func (c *Client) checkout(ctx context.Context, orderID int64, cardToken string, ownAttempt bool) CheckoutResult {
 	ctx, done := c.callContext(ctx)
 	defer done()
 
@@ -131,13 +147,16 @@ func (c *Client) Checkout(ctx context.Context, orderID int64, cardToken string) 
 	if order.Status == models.OrderPaid {
 		return paid(order, "")
 	}
-	att, order, _, err := c.store.getOrStart(c.epoch, startSpec{
-		orderID:  orderID,
-		cardHash: models.CardHash(cardToken),
-		now:      c.cfg.Now(),
-		newID:    c.cfg.NewID,
-		newKey:   c.cfg.NewKey,
-	})
+	sp := startSpec{
+		orderID:    orderID,
+		cardHash:   models.CardHash(cardToken),
+		now:        c.cfg.Now(),
+		newID:      c.cfg.NewID,
+		newKey:     c.cfg.NewKey,
+		ignoreOpen: ownAttempt,
+	}
+	c.plantStart(&sp) // planted bugs: KeyPerOrder, KeyAfterSend, UnknownShownAsFailure
+	att, order, _, err := c.store.getOrStart(c.epoch, sp)
 	switch {
 	case errors.Is(err, errAlreadyPaid):
 		return paid(order, "")
@@ -150,7 +169,13 @@ func (c *Client) Checkout(ctx context.Context, orderID int64, cardToken string) 
 		return CheckoutResult{Outcome: OutcomeFailed, HTTPStatus: http.StatusNotFound, Order: order, Err: err}
 	}
 
-	res := c.gw.charge(ctx, att, cardToken)
+	var res chargeResult
+	if c.cfg.Planted.KeyAfterSend { // planted bug: KeyAfterSend
+		res = c.chargeKeyAfterSend(ctx, att, cardToken)
+	} else {
+		res = c.gw.charge(ctx, att, cardToken)
+	}
+	res = c.cfg.Planted.misread(res) // planted bugs: ConflictIsFailure, ConflictIsSuccess
 	attemptID := att.ID.String()
 	switch res.kind {
 	case chargeApproved:
@@ -168,6 +193,9 @@ func (c *Client) Checkout(ctx context.Context, orderID int64, cardToken string) 
 		}
 		return CheckoutResult{Outcome: OutcomeDeclined, HTTPStatus: http.StatusPaymentRequired,
 			Order: o, AttemptID: attemptID, DeclineCode: res.declineCode}
+	}
+	if res.kind == chargeUnknown && c.cfg.Planted.UnknownShownAsFailure { // planted bug: UnknownShownAsFailure
+		return c.unknownAsFailure(order, att, res)
 	}
 	// The attempt stays Open and the order PaymentPending: no store write.
 	order, _ = c.store.Order(orderID)

@@ -85,6 +85,10 @@ type Config struct {
 	// so it sees every individual HTTP try. Planted-bug mutants use it (for
 	// example a middleware that sets a fresh Idempotency-Key on every try).
 	WrapTransport func(http.RoundTripper) http.RoundTripper
+
+	// Planted switches on deliberate bugs; only sut/mutants sets it. The zero
+	// value is the reference client.
+	Planted Planted
 }
 
 // BreakerConfig configures the circuit breaker. It counts transport errors,

@@ -21,9 +21,11 @@
 //     circuit breaker → attempt timeout) and ShouldRetry.
 //   - gateway.go   — the provider adapter: the charge request, the status
 //     mapping, and the charge search.
-//   - checkout.go  — Client, New, OpenOrder, Checkout, Crash; Outcome and
-//     CheckoutResult.
+//   - checkout.go  — Client, New, OpenOrder, Checkout, PaymentReady (the
+//     callback path), Crash; Outcome and CheckoutResult.
 //   - reconcile.go — ReconciliationJob: RunOnce and the Run loop.
+//   - planted.go   — Planted: the deliberate bugs sut/mutants switches on
+//     (each branch marked "planted bug: <field>"); off in the zero Config.
 //
 // Nothing here logs; card tokens and the API key never appear in an error.
 package client

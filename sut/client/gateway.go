@@ -75,6 +75,9 @@ func (g *gateway) charge(ctx context.Context, a models.PaymentAttempt, cardToken
 	h := g.header()
 	h.Set("Content-Type", "application/json")
 	h.Set(models.IdempotencyKeyHeader, models.FormatKey(a.IdempotencyKey))
+	if g.p.cfg.Planted.RetryWithoutKey { // planted bug: RetryWithoutKey
+		h.Del(models.IdempotencyKeyHeader)
+	}
 	r := g.p.send(ctx, http.MethodPost, g.baseURL+"/v1/charges", body, h)
 	return classifyCharge(r)
 }

@@ -30,12 +30,20 @@ const maxBody = 1 << 20
 // processed"), 429, 500, 502, 503 and 504; never on 2xx, 400, 402, 422 or
 // any other answer, and never when the circuit breaker rejected it.
 func ShouldRetry(req *http.Request, resp *http.Response, err error) bool {
+	return mayRetry(req) && retryable(resp, err)
+}
+
+// mayRetry is ShouldRetry's rule on the request: a POST only with a key.
+func mayRetry(req *http.Request) bool {
 	if req == nil {
 		return false
 	}
-	if req.Method == http.MethodPost && strings.TrimSpace(req.Header.Get(models.IdempotencyKeyHeader)) == "" {
-		return false
-	}
+	return req.Method != http.MethodPost || strings.TrimSpace(req.Header.Get(models.IdempotencyKeyHeader)) != ""
+}
+
+// retryable is ShouldRetry's rule on the answer of a request that may be
+// retried.
+func retryable(resp *http.Response, err error) bool {
 	if err != nil {
 		return !errors.Is(err, circuitbreaker.ErrOpen)
 	}
@@ -127,7 +135,7 @@ func (p *pipeline) send(ctx context.Context, method, url string, body []byte, he
 	deadline := time.Now().Add(p.cfg.TotalTimeout)
 	retry := retrypolicy.NewBuilder[*http.Response]().
 		HandleIf(func(resp *http.Response, err error) bool {
-			return ShouldRetry(st.lastWire(), resp, err)
+			return p.shouldRetry(st.lastWire(), resp, err)
 		}).
 		AbortIf(func(resp *http.Response, _ error) bool {
 			// Never after the caller's context is done, nor when the

@@ -72,15 +72,22 @@ func (j *ReconciliationJob) RunOnce(ctx context.Context, now time.Time) Reconcil
 				break
 			}
 		}
+		// AbandonAfter is measured from the last send, not from CreatedAt:
+		// a shopper may resend an old attempt's key, and the provider may
+		// still be processing it (found by the conformance property; the
+		// regression is TestReconciliationWaitsForAResentKey).
+		due := now.Sub(a.LastSentAt) >= c.cfg.AbandonAfter
+		if c.cfg.Planted.ReconcilerNeverAbandons { // planted bug: ReconcilerNeverAbandons
+			due = false
+		}
+		if c.cfg.Planted.ReconcilerAbandonsCharged && due { // planted bug: ReconcilerAbandonsCharged
+			chargeID = ""
+		}
 		switch {
 		case chargeID != "":
 			_, err = c.store.succeed(c.epoch, a.ID, chargeID)
 			count(&rep, &rep.Succeeded, err)
-		case now.Sub(a.LastSentAt) >= c.cfg.AbandonAfter:
-			// Measured from the last send, not from CreatedAt: a shopper
-			// may resend an old attempt's key, and the provider may still
-			// be processing it (found by the conformance property; the
-			// regression is TestReconciliationWaitsForAResentKey).
+		case due:
 			var abandoned bool
 			abandoned, err = c.store.abandon(c.epoch, a.ID, now.Add(-c.cfg.AbandonAfter))
 			switch {

@@ -123,6 +123,9 @@ type startSpec struct {
 	now      time.Time
 	newID    func() uuid.UUID
 	newKey   func() string
+	// Planted bugs (planted.go); both false in the reference client.
+	ignoreOpen  bool // planted bug: CallbackOwnKey
+	noCardGuard bool // planted bug: UnknownShownAsFailure
 }
 
 // getOrStart returns the open attempt of the order when its amount and card
@@ -144,7 +147,11 @@ func (s *Store) getOrStart(epoch uint64, sp startSpec) (att models.PaymentAttemp
 	if o.Status == models.OrderPaid {
 		return att, *o, false, errAlreadyPaid
 	}
-	if open := s.openAttemptLocked(o.ID); open != nil {
+	open := s.openAttemptLocked(o.ID)
+	if sp.ignoreOpen || sp.noCardGuard { // planted bugs: CallbackOwnKey, UnknownShownAsFailure
+		open = s.plantedOpenLocked(o, sp)
+	}
+	if open != nil {
 		if open.Amount == o.Total && open.Currency == o.Currency && open.CardTokenHash == sp.cardHash {
 			open.LastSentAt = sp.now // about to resend: reconciliation must wait again
 			return *open, *o, true, nil

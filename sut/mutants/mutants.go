@@ -6,11 +6,9 @@ package mutants
 
 import (
 	"fmt"
-	"net/http"
 	"sort"
 	"strings"
 
-	"github.com/idemcheck/idemcheck/models"
 	"github.com/idemcheck/idemcheck/sut/client"
 	"github.com/idemcheck/idemcheck/sut/provider"
 )
@@ -27,6 +25,8 @@ type Mutant struct {
 	MinSteps int
 	// Class is the real-world fault class it stands for.
 	Class string
+	// Side is "client" or "provider": which system under test is broken.
+	Side string
 	// Client, if set, changes the reference client's configuration.
 	Client func(cfg *client.Config)
 	// Provider, if set, changes the embedded provider's configuration.
@@ -36,6 +36,12 @@ type Mutant struct {
 var registry = map[string]Mutant{}
 
 func register(m Mutant) {
+	if m.Side == "" {
+		m.Side = "client"
+		if m.Provider != nil {
+			m.Side = "provider"
+		}
+	}
 	if _, dup := registry[m.Name]; dup {
 		panic("mutants: registered twice: " + m.Name)
 	}
@@ -68,33 +74,4 @@ func All() []Mutant {
 		ms = append(ms, registry[n])
 	}
 	return ms
-}
-
-func init() {
-	register(Mutant{
-		Name:        "fresh-key-per-request",
-		Description: "an HTTP middleware puts a new Idempotency-Key on every request, so retries are never deduplicated",
-		Invariant:   "one-key-per-intent",
-		MinSteps:    2,
-		Class:       "key generated per HTTP request (seed article 000, first trap)",
-		Client: func(cfg *client.Config) {
-			newKey := cfg.NewKey
-			cfg.WrapTransport = func(next http.RoundTripper) http.RoundTripper {
-				return freshKey{next: next, newKey: newKey}
-			}
-		},
-	})
-}
-
-// freshKey is the middleware of the seed article's first trap: a
-// DelegatingHandler that sets a new key on every request.
-type freshKey struct {
-	next   http.RoundTripper
-	newKey func() string
-}
-
-func (f freshKey) RoundTrip(req *http.Request) (*http.Response, error) {
-	r := req.Clone(req.Context())
-	r.Header.Set(models.IdempotencyKeyHeader, models.FormatKey(f.newKey()))
-	return f.next.RoundTrip(r)
 }

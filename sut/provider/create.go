@@ -33,6 +33,7 @@ type record struct {
 	status      int       // stored response status, once done
 	body        []byte    // stored response body bytes, once done
 	completedAt time.Time // start of the retention window, once done
+	detached    bool      // planted bug: not in the key store while in flight (planted.go)
 }
 
 // verdict is what the key store decides for an incoming request.
@@ -53,6 +54,10 @@ func (p *Provider) create(w http.ResponseWriter, r *http.Request) {
 	headers := r.Header.Values(models.IdempotencyKeyHeader)
 	switch len(headers) {
 	case 0:
+		if p.keyOptional {
+			p.createWithoutKey(w, r)
+			return
+		}
 		writeProblem(w, http.StatusBadRequest, "the Idempotency-Key header is required")
 		return
 	case 1:
@@ -65,13 +70,20 @@ func (p *Provider) create(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, http.StatusBadRequest, "the Idempotency-Key header is not a Structured Field String or a bare token")
 		return
 	}
+	if p.planted.QuotedKeyDistinct { // planted bug: QuotedKeyDistinct
+		key = headers[0]
+	}
 	req, err := decodeRequest(w, r)
 	if err != nil {
 		writeProblem(w, http.StatusBadRequest, err.Error())
 		return
 	}
 
-	rec, v := p.take(key, models.Fingerprint(req))
+	fingerprint := models.Fingerprint(req)
+	if p.planted.NoFingerprint { // planted bug: NoFingerprint
+		fingerprint = ""
+	}
+	rec, v := p.take(key, fingerprint)
 	switch v {
 	case mismatch:
 		writeProblem(w, http.StatusUnprocessableEntity, "the Idempotency-Key was used with a different request body")
@@ -82,15 +94,33 @@ func (p *Provider) create(w http.ResponseWriter, r *http.Request) {
 		writeRaw(w, rec.status, rec.body)
 	case process:
 		status, body := p.process(key, rec, req, r)
+		if status == http.StatusInternalServerError { // planted bug: StuckInflight
+			writeStuck(w)
+			return
+		}
 		writeRaw(w, status, body)
 	}
+}
+
+// createWithoutKey processes a POST that carries no key, for a provider
+// whose profile makes the key optional: nothing is stored or deduplicated,
+// so every such request that reaches the provider may charge.
+func (p *Provider) createWithoutKey(w http.ResponseWriter, r *http.Request) {
+	req, err := decodeRequest(w, r)
+	if err != nil {
+		writeProblem(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	status, body := p.process("", &record{startedAt: p.now()}, req, r)
+	writeRaw(w, status, body)
 }
 
 // take consults the key store under the lock. A completed record older
 // than the retention window (now > completedAt+retention) is forgotten
 // first. A fingerprint mismatch wins over in flight. For a new key it
 // stores an in-flight record and returns it with verdict process; for a
-// replay it returns a copy of the completed record.
+// replay it returns a copy of the completed record. Planted bugs may
+// change the verdict (plantedTake).
 func (p *Provider) take(key, fingerprint string) (*record, verdict) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -99,6 +129,9 @@ func (p *Provider) take(key, fingerprint string) (*record, verdict) {
 	if rec != nil && rec.done && now.After(rec.completedAt.Add(p.retention)) {
 		delete(p.keys, key)
 		rec = nil
+	}
+	if prec, pv, ok := p.plantedTake(fingerprint, rec, now); ok { // planted bugs (planted.go)
+		return prec, pv
 	}
 	switch {
 	case rec == nil:
@@ -136,11 +169,20 @@ func (p *Provider) process(key string, rec *record, req models.ChargeRequest, r 
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.now()
+	if p.stuck(rec, now) { // planted bug: StuckInflight
+		committed = true // the key stays in flight forever
+		return http.StatusInternalServerError, nil
+	}
 	var status int
 	var body []byte
 	if req.Source == tokDeclined {
+		// Each processed decline gets its own id, as a real decline names
+		// its failed charge: a decline that is run again instead of replayed
+		// shows as a different body.
+		p.declines++
 		var e models.ErrorBody
 		e.Error.Type, e.Error.Code, e.Error.DeclineCode = "card_error", "card_declined", "insufficient_funds"
+		e.Error.DeclineID = fmt.Sprintf("dc_%06d", p.declines)
 		status, body = http.StatusPaymentRequired, mustJSON(e)
 	} else {
 		ch := models.Charge{
@@ -155,6 +197,7 @@ func (p *Provider) process(key string, rec *record, req models.ChargeRequest, r 
 		status, body = http.StatusCreated, mustJSON(ch)
 	}
 	rec.done, rec.status, rec.body, rec.completedAt = true, status, body, now
+	p.plantedCommit(key, rec) // planted bugs (planted.go)
 	committed = true
 	return status, body
 }

@@ -22,4 +22,6 @@
 //   - create.go   — POST /v1/charges: validation, the key store, processing.
 //   - find.go     — GET /v1/charges?merchant_reference=.
 //   - write.go    — JSON and problem-details (RFC 9457) responses.
+//   - planted.go  — Planted: deliberate, switchable bugs for sut/mutants;
+//     the zero value (the default) is the reference provider.
 package provider

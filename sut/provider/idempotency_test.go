@@ -122,7 +122,7 @@ func TestDecline_Is402StoredAndReplayed(t *testing.T) {
 	first := post(t, p, `"k"`, declined)
 	require.Equal(t, http.StatusPaymentRequired, first.Code)
 	assert.Equal(t, "application/json", first.Header().Get("Content-Type"))
-	assert.Equal(t, `{"error":{"type":"card_error","code":"card_declined","decline_code":"insufficient_funds"}}`,
+	assert.Equal(t, `{"error":{"type":"card_error","code":"card_declined","decline_code":"insufficient_funds","decline_id":"dc_000001"}}`,
 		first.Body.String())
 
 	again := post(t, p, `"k"`, declined)

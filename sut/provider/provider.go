@@ -30,6 +30,13 @@ type Config struct {
 	// processing-delay hook: a fault layer sleeps in it to make one request
 	// slow. It receives the incoming request and may be called concurrently.
 	BeforeCommit func(r *http.Request)
+	// KeyOptional makes the Idempotency-Key optional, as many real APIs
+	// have it: a POST without one is processed (and may charge) instead of
+	// refused with 400. Default false: the key is required (PROVIDER_API.md).
+	KeyOptional bool
+	// Planted switches on deliberate bugs; only sut/mutants sets it. The zero
+	// value is the reference provider.
+	Planted Planted
 }
 
 // Provider is the reference provider. It implements http.Handler and is
@@ -38,8 +45,11 @@ type Provider struct {
 	retention    time.Duration
 	now          func() time.Time
 	beforeCommit func(r *http.Request)
+	keyOptional  bool
+	declines     int     // guarded by mu: declines processed, for their ids
+	planted      Planted // deliberate bugs; zero for the reference
 
-	mu      sync.Mutex         // guards keys, charges
+	mu      sync.Mutex         // guards keys, charges, declines
 	keys    map[string]*record // by parsed Idempotency-Key (models.ParseKey)
 	charges []models.Charge    // in creation order; ids are ch_%06d of index+1
 }
@@ -50,6 +60,8 @@ func New(cfg Config) *Provider {
 		retention:    cfg.Retention,
 		now:          cfg.Now,
 		beforeCommit: cfg.BeforeCommit,
+		keyOptional:  cfg.KeyOptional,
+		planted:      cfg.Planted,
 		keys:         make(map[string]*record),
 	}
 	if p.retention <= 0 {

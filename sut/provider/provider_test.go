@@ -3,6 +3,7 @@ package provider_test
 import (
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -134,4 +135,20 @@ func TestRouting_WrongMethodIs405(t *testing.T) {
 		requireProblem(t, w, http.StatusMethodNotAllowed)
 		assert.Equal(t, "GET, POST", w.Header().Get("Allow"))
 	}
+}
+
+func TestKeyOptionalProcessesAKeylessPostEveryTime(t *testing.T) {
+	p := provider.New(provider.Config{KeyOptional: true})
+	body := `{"amount":54890,"currency":"TRY","source":"tok_visa","description":"x","merchant_reference":"bookstore-1-00000000000000000000000000000001"}`
+	for i := 0; i < 2; i++ {
+		rec := httptest.NewRecorder()
+		p.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/charges", strings.NewReader(body)))
+		require.Equal(t, http.StatusCreated, rec.Code)
+	}
+	require.Len(t, p.Charges(), 2, "nothing deduplicates a keyless POST")
+
+	strict := provider.New(provider.Config{})
+	rec := httptest.NewRecorder()
+	strict.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/charges", strings.NewReader(body)))
+	require.Equal(t, http.StatusBadRequest, rec.Code)
 }

@@ -1,0 +1,177 @@
+package conformance_test
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemcheck/idemcheck/sut/mutants"
+)
+
+var updateMutantsDoc = flag.Bool("update-mutants-doc", false, "rewrite docs/mutants.md from the kill matrix")
+
+// matrixSeeds are the fixed rapid seeds of the kill matrix.
+var matrixSeeds = []string{"1", "2", "3", "4", "5"}
+
+// kill is what one mutant run under one seed showed.
+type kill struct {
+	failed    bool
+	invariant string
+	steps     int
+	checks    int // checks rapid ran until the first failure, that one included
+}
+
+var failedAfter = regexp.MustCompile(`\[rapid\] failed after (\d+) tests`)
+
+// matrixEnv is the rapid budget of one kill-matrix run: sequences of 15
+// steps on average (shorter sequences shrink faster) and up to 300 of them.
+var matrixEnv = []string{"RAPID_STEPS=15", "RAPID_CHECKS=300", "GOGC=400"}
+
+// runMutant runs the main job against mutant name ("" for the reference)
+// under seed in a child process and reads what it reported.
+func runMutant(t *testing.T, name, seed string) kill {
+	t.Helper()
+	out, failed, dir := runConformance(t, seed, append([]string{"IDEMCHECK_MUTANT=" + name}, matrixEnv...)...)
+	k := kill{failed: failed}
+	if !failed {
+		return k
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "TestConformance", "failure.json"))
+	require.NoError(t, err, "a failing run writes its JSON report; output:\n%s", out)
+	var rep struct {
+		Invariant string `json:"invariant"`
+		StepCount int    `json:"step_count"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &rep))
+	_, err = os.Stat(filepath.Join(dir, "TestConformance", "failure.md"))
+	require.NoError(t, err, "a failing run writes its Markdown report")
+	k.invariant, k.steps = rep.Invariant, rep.StepCount
+	if m := failedAfter.FindStringSubmatch(out); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		k.checks = n + 1
+	}
+	return k
+}
+
+// TestMutantMatrix is the kill matrix: every mutant, under every seed,
+// must fail the main job on its documented invariant with a report, and
+// shrink to no more than its documented minimum (exactly it on at least 4
+// of 5 seeds); the reference passes the same seeds. It also keeps
+// docs/mutants.md in step (regenerate with -update-mutants-doc).
+func TestMutantMatrix(t *testing.T) {
+	var mu sync.Mutex
+	results := map[string][]kill{}
+	t.Run("run", func(t *testing.T) {
+		for _, m := range mutants.All() {
+			t.Run(m.Name, func(t *testing.T) {
+				t.Parallel()
+				exact := 0
+				var ks []kill
+				for _, seed := range matrixSeeds {
+					k := runMutant(t, m.Name, seed)
+					ks = append(ks, k)
+					if !assert.True(t, k.failed, "seed %s: the mutant survived", seed) {
+						continue
+					}
+					assert.Equal(t, m.Invariant, k.invariant, "seed %s: first violated invariant", seed)
+					assert.LessOrEqual(t, k.steps, m.MinSteps, "seed %s: shrunk sequence longer than the documented minimum", seed)
+					assert.GreaterOrEqual(t, k.steps, m.MinSteps, "seed %s: shorter than the documented minimum: update it", seed)
+					if k.steps == m.MinSteps {
+						exact++
+					}
+				}
+				assert.GreaterOrEqual(t, exact, len(matrixSeeds)-1, "shrunk to the documented minimum (%d) on %d of %d seeds", m.MinSteps, exact, len(matrixSeeds))
+				mu.Lock()
+				results[m.Name] = ks
+				mu.Unlock()
+			})
+		}
+		t.Run("reference", func(t *testing.T) {
+			t.Parallel()
+			for _, seed := range matrixSeeds {
+				assert.False(t, runMutant(t, "", seed).failed, "seed %s: false alarm on the reference client and provider", seed)
+			}
+		})
+	})
+	if t.Failed() {
+		return
+	}
+	path := filepath.Join("..", "docs", "mutants.md")
+	if *updateMutantsDoc {
+		require.NoError(t, os.WriteFile(path, []byte(mutantsDoc(measured(results))), 0o644))
+	}
+	committed, err := os.ReadFile(path)
+	require.NoError(t, err)
+	// The measured columns are those of the last regeneration; everything
+	// else must match the registry as it is now.
+	assert.Equal(t, mutantsDoc(committedMeasures(string(committed))), string(committed),
+		"docs/mutants.md is stale: run `make mutants-doc`")
+}
+
+// measure is a mutant's measured cells: shortest shrunk sequence over the
+// seeds, and the median checks to detect.
+type measure struct{ shortest, checks string }
+
+func measured(results map[string][]kill) map[string]measure {
+	out := map[string]measure{}
+	for name, ks := range results {
+		shortest, checks := 0, []int{}
+		for _, k := range ks {
+			if shortest == 0 || k.steps < shortest {
+				shortest = k.steps
+			}
+			checks = append(checks, k.checks)
+		}
+		sort.Ints(checks)
+		out[name] = measure{strconv.Itoa(shortest), strconv.Itoa(checks[len(checks)/2])}
+	}
+	return out
+}
+
+var docRow = regexp.MustCompile("(?m)^\\| `([a-z0-9-]+)` \\|.*\\| (\\d+|\\?) \\| (\\d+|\\?) \\| [^|]* \\|$")
+
+// committedMeasures reads the measured cells back from a committed doc.
+func committedMeasures(doc string) map[string]measure {
+	out := map[string]measure{}
+	for _, m := range docRow.FindAllStringSubmatch(doc, -1) {
+		out[m[1]] = measure{m[2], m[3]}
+	}
+	return out
+}
+
+// mutantsDoc renders docs/mutants.md: the registry, plus the measured cells
+// ("?" for a mutant never measured).
+func mutantsDoc(ms map[string]measure) string {
+	var b strings.Builder
+	b.WriteString("# Mutants\n\n")
+	b.WriteString("<!-- Generated by `make mutants-doc` (go test ./conformance -run TestMutantMatrix -update-mutants-doc). Do not edit. -->\n\n")
+	b.WriteString("Planted bugs that prove the harness sees each fault class. Select one with\n")
+	b.WriteString("`IDEMCHECK_MUTANT=<name> go test ./conformance -run '^TestConformance$'`.\n")
+	fmt.Fprintf(&b, "The kill matrix (`TestMutantMatrix`) runs each under rapid seeds %s with %s,\n", strings.Join(matrixSeeds, ", "), strings.Join(matrixEnv[:2], " "))
+	b.WriteString("and asserts that it fails on its invariant and shrinks to no more than its documented\n")
+	b.WriteString("minimum (exactly to it on at least 4 of the 5 seeds). *Steps* are shopper steps, the\n")
+	b.WriteString("drawn fault schedule aside; *shortest found* is over the seeds; *checks to detect* is the\n")
+	b.WriteString("median number of random sequences rapid ran until the first failure.\n\n")
+	b.WriteString("| mutant | side | what is broken | invariant | documented minimum | shortest found | checks to detect | fault class |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|\n")
+	for _, m := range mutants.All() {
+		me, ok := ms[m.Name]
+		if !ok {
+			me = measure{"?", "?"}
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | `%s` | %d | %s | %s | %s |\n",
+			m.Name, m.Side, m.Description, m.Invariant, m.MinSteps, me.shortest, me.checks, m.Class)
+	}
+	return b.String()
+}
