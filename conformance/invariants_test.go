@@ -87,6 +87,41 @@ func TestHappyHistoryHoldsEveryInvariant(t *testing.T) {
 	assert.Nil(t, violated(t, f.w))
 }
 
+// TestProbesAreNotJudgedAsClientRequests: the harness's own probe with a
+// bare key exercises the provider; key-format judges only the client.
+func TestProbesAreNotJudgedAsClientRequests(t *testing.T) {
+	f := newFixture()
+	f.post(f.att.IdempotencyKey, 201, "", 201, "ch_000001")
+	f.charge("ch_000001")
+	f.succeed("ch_000001")
+	f.result("Paid")
+	f.w.History.Ops = append(f.w.History.Ops, models.Operation{ID: 2, Step: 2, Kind: models.OpProbe, OrderID: 1, Returned: true})
+	e := f.post(f.att.IdempotencyKey, 201, "", 201, "ch_000001")
+	e.OpID, e.KeyHeader = 2, f.att.IdempotencyKey // bare token
+	assert.Nil(t, violated(t, f.w))
+}
+
+// TestNoUnsafeRetryAloneCatchesAKeylessRetry: key-format names a keyless
+// POST first; checked alone, no-unsafe-retry still sees its retry.
+func TestNoUnsafeRetryAloneCatchesAKeylessRetry(t *testing.T) {
+	f := newFixture()
+	for i := 0; i < 2; i++ {
+		e := f.post(f.att.IdempotencyKey, 503, "", 0, "")
+		e.HasKey, e.KeyHeader, e.Key = false, "", ""
+	}
+	f.result("Unavailable")
+	var only []conformance.Invariant
+	for _, inv := range conformance.Safety() {
+		if inv.Name == conformance.NoUnsafeRetry {
+			only = append(only, inv)
+		}
+	}
+	v := conformance.Evaluate(f.w, only)
+	require.NotNil(t, v)
+	assert.Equal(t, "no-unsafe-retry: order 1 intent 1 was retried without an Idempotency-Key", v.Message)
+	assert.Equal(t, "no-unsafe-retry: … was retried without an Idempotency-Key", v.Category)
+}
+
 func TestEachInvariantCatchesItsFault(t *testing.T) {
 	cases := []struct {
 		invariant string
