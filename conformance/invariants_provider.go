@@ -34,6 +34,9 @@ func checkAtMostOneCharge(w World) Finding {
 type specVerdict struct {
 	ex     models.Exchange
 	expect models.Expect
+	// first is the answer that completed the key first ("201 ch_000001"),
+	// for messages about replays.
+	first string
 }
 
 // replaySpec runs the provider's recorded decisions — arrivals and commits,
@@ -66,6 +69,7 @@ func runSpec(w World) []specVerdict {
 	sort.Slice(evs, func(i, j int) bool { return evs[i].seq < evs[j].seq })
 	spec := models.NewSpec(w.Retention)
 	expects := map[int]models.Expect{}
+	first := map[string]string{}
 	var out []specVerdict
 	for _, ev := range evs {
 		e := ev.ex
@@ -78,8 +82,11 @@ func runSpec(w World) []specVerdict {
 		x := expects[e.ID]
 		if x.Kind == models.ExpectProcess {
 			spec = spec.Complete(e.Key, e.ProviderStatus, e.ProviderBodyDigest, e.ProviderDoneAt)
+			if e.ProviderStatus < 500 {
+				first[e.Key] = answer(e)
+			}
 		}
-		out = append(out, specVerdict{ex: e, expect: x})
+		out = append(out, specVerdict{ex: e, expect: x, first: first[e.Key]})
 	}
 	return out
 }
@@ -95,7 +102,7 @@ func checkReplayConsistent(w World) Finding {
 		switch x.Kind {
 		case models.ExpectReplay:
 			if !x.Matches(e.ProviderStatus, e.ProviderBodyDigest) {
-				return violation(ReplayConsistent, "%s: a retry of a completed key was answered %s, not the first response (%d)", name, answer(e), x.Status)
+				return violation(ReplayConsistent, "%s: a retry of a completed key was answered %s, not the first response (%s)", name, answer(e), v.first)
 			}
 		case models.ExpectConflict:
 			if !x.Matches(e.ProviderStatus, e.ProviderBodyDigest) {

@@ -170,7 +170,7 @@ func TestEachInvariantCatchesItsFault(t *testing.T) {
 			e.KeyHeader = f.att.IdempotencyKey
 			f.result("Unavailable")
 		}},
-		{conformance.ReplayConsistent, "replay-consistent: order 1 intent 1: a retry of a completed key was answered 201 ch_000002, not the first response (201)", func(f *fixture) {
+		{conformance.ReplayConsistent, "replay-consistent: order 1 intent 1: a retry of a completed key was answered 201 ch_000002, not the first response (201 ch_000001)", func(f *fixture) {
 			f.post(f.att.IdempotencyKey, 0, "timeout", 201, "ch_000001")
 			f.post(f.att.IdempotencyKey, 201, "", 201, "ch_000002")
 			f.charge("ch_000001")

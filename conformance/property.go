@@ -123,7 +123,7 @@ func (m *machine) finish() {
 func (m *machine) conclude(t *rapid.T) {
 	if v := m.failed; v != nil {
 		t.Log(v.Message)
-		t.Fatalf("%s\nreport: %s", v.Category, m.run.reportBase()+".md")
+		t.Fatalf("%s\nreport: %s%s", v.Category, fromRoot(m.run.reportBase()+".md"), m.run.envHint())
 	}
 }
 
@@ -219,6 +219,9 @@ type runState struct {
 	test   string
 	stats  *Stats
 	last   lastFailure
+	// started is when the run began: only a fail file rapid wrote since
+	// then belongs to this failure.
+	started time.Time
 }
 
 // Run checks the conformance property under t with rapid (rapid's flags
@@ -232,7 +235,7 @@ func Run(t *testing.T, cfg Config) *Stats {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &runState{cfg: cfg, test: t.Name(), stats: newStats()}
+	r := &runState{cfg: cfg, test: t.Name(), stats: newStats(), started: time.Now()}
 	if cfg.Mutant != "" {
 		m, err := mutants.Lookup(cfg.Mutant)
 		if err != nil {
@@ -243,11 +246,29 @@ func Run(t *testing.T, cfg Config) *Stats {
 	t.Cleanup(func() {
 		if t.Failed() {
 			r.writeReport(t)
+			return // the statistics of a failing run count shrinking attempts: not a summary
 		}
 		t.Log(r.stats.Summary())
 	})
 	rapid.Check(t, r.Property())
 	return r.stats
+}
+
+// fromRoot shows path, relative to the package directory where go test
+// runs, as seen from the repository root where the user typed the command.
+func fromRoot(path string) string {
+	if filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join("conformance", path)
+}
+
+// envHint is what rapid's own "To reproduce" line needs in front of it.
+func (r *runState) envHint() string {
+	if r.cfg.Mutant == "" {
+		return ""
+	}
+	return "\nreproduce with IDEMCHECK_MUTANT=" + r.cfg.Mutant + " set (see the replay: line below)"
 }
 
 // reportBase is where the failure report of test goes, without extension.
@@ -284,13 +305,13 @@ func (r *runState) writeReport(t *testing.T) {
 		t.Logf("idemcheck: could not write the report: %v", err)
 		return
 	}
-	t.Logf("idemcheck: %s violated after %d shopper steps\nreport: %s\njson:   %s\nreplay: %s",
-		f.Invariant, len(f.History.Steps), md, js, f.Replay)
+	t.Logf("idemcheck: %s violated after %d shopper steps\n%s\nreport: %s\njson:   %s\nreplay: %s   (from the repository root)",
+		f.Invariant, len(f.History.Steps), f.Message, fromRoot(md), fromRoot(js), f.Replay)
 }
 
 func replayCommand(r *runState) string {
 	cmd := fmt.Sprintf("go test ./conformance -run '^%s$'", r.test)
-	if ff := newestFailFile(r.test); ff != "" {
+	if ff := newestFailFile(r.test, r.started); ff != "" {
 		cmd += " -rapid.failfile=" + ff
 	}
 	if r.cfg.Mutant != "" {

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/models"
@@ -171,10 +172,10 @@ func (l *lastFailure) get() (reports.Failure, bool) {
 	return l.f, l.ok
 }
 
-// newestFailFile is the newest fail file rapid saved for test, or "".
-func newestFailFile(test string) string {
+// newestFailFile is the newest fail file rapid saved for test since, or "".
+func newestFailFile(test string, since time.Time) string {
 	matches, _ := filepath.Glob(filepath.Join("testdata", "rapid", test, test+"-*.fail"))
-	best, bestTime := "", int64(0)
+	best, bestTime := "", since.Add(-time.Second).UnixNano()
 	for _, m := range matches {
 		if fi, err := os.Stat(m); err == nil && fi.ModTime().UnixNano() >= bestTime {
 			best, bestTime = m, fi.ModTime().UnixNano()

@@ -35,9 +35,9 @@ func ExampleMermaid() {
 	//     participant Provider
 	//     Note over Shopper,Client: step 1: checkout order 1 with visa
 	//     Shopper->>Client: checkout order 1 (visa)
-	//     Client-)Provider: POST /v1/charges key #quot;01a1b2c3…#quot;
+	//     Client-)Provider: POST /v1/charges key #quot;01a1b2c3…4a5b#quot;
 	//     Note over Client,Provider: 503 injected, not forwarded
-	//     Client->>Provider: POST /v1/charges key #quot;01a1b2c3…#quot;
+	//     Client->>Provider: POST /v1/charges key #quot;01a1b2c3…4a5b#quot;
 	//     Provider-->>Client: 201 ch_000001
 	//     Client-->>Shopper: Paid 201 ch_000001
 }

@@ -236,7 +236,7 @@ func writeFinalState(b *strings.Builder, f Failure) {
 	} else {
 		b.WriteString("| order | key | amount | status | charge |\n|---|---|---|---|---|\n")
 		for _, a := range f.Attempts {
-			fmt.Fprintf(b, "| %d | %s | %d %s | %s | %s |\n", a.OrderID, code(cut(a.IdempotencyKey, 8), true),
+			fmt.Fprintf(b, "| %d | %s | %d %s | %s | %s |\n", a.OrderID, code(keyShort(a.IdempotencyKey), true),
 				a.Amount, mdText(a.Currency), mdText(string(a.Status)), optCode(a.ProviderChargeID))
 		}
 		b.WriteString("\n")

@@ -29,11 +29,11 @@ func TestMermaid(t *testing.T) {
 			"    Client-->>Shopper: Placed\n",
 			"    Note over Shopper,Client: step 2: checkout order 1 with visa\n",
 			"    Shopper->>Client: checkout order 1 (visa)\n",
-			"    Client-)Provider: POST /v1/charges key #quot;0192f0e4…#quot;\n",
+			"    Client-)Provider: POST /v1/charges key #quot;0192f0e4…7a8b#quot;\n",
 			"    Note over Client,Provider: 503 injected, not forwarded\n",
-			"    Client->>Provider: POST /v1/charges key #quot;0192f0e4…#quot;\n",
+			"    Client->>Provider: POST /v1/charges key #quot;0192f0e4…7a8b#quot;\n",
 			"    Provider-->>Client: 409\n",
-			"    Client->>Provider: POST /v1/charges key #quot;0192f0e4…#quot;\n",
+			"    Client->>Provider: POST /v1/charges key #quot;0192f0e4…7a8b#quot;\n",
 			"    Provider-->>Client: 201 ch_000001 (replayed)\n",
 			"    Client-->>Shopper: Paid 201 ch_000001\n",
 		)
@@ -67,7 +67,7 @@ func TestMermaid(t *testing.T) {
 			Detail: "30s", InvokedAt: slow.DoneAt, Returned: true, ReturnedAt: slow.DoneAt.Add(30 * time.Second)})
 		got := reports.Mermaid(h)
 		assertInOrder(t, got,
-			"Client->>Provider: POST /v1/charges key #quot;0192f0e4…#quot; (slow-processing 12s)\n",
+			"Client->>Provider: POST /v1/charges key #quot;0192f0e4…7a8b#quot; (slow-processing 12s)\n",
 			"Note over Client,Provider: client gave up (timeout)\n",
 			"Client-->>Shopper: PaymentPending\n",
 			"Note over Shopper,Client: step 3: advance-time 30s\n",

@@ -87,8 +87,19 @@ func cut(s string, n int) string {
 	return string(r[:n]) + "…"
 }
 
-// shortKey is the Idempotency-Key header of ex as sent, cut to its first 8
-// characters inside the quotes (`"01a1b2c3…"`); an unquoted header is
+// keyShort shortens a key to its first 8 and last 4 characters
+// ("01a1b2c3…d378"): UUIDv7 keys made close together share their leading
+// (time) digits, so the tail is what tells them apart.
+func keyShort(k string) string {
+	r := []rune(k)
+	if len(r) <= 13 {
+		return k
+	}
+	return string(r[:8]) + "…" + string(r[len(r)-4:])
+}
+
+// shortKey is the Idempotency-Key header of ex as sent, shortened by
+// keyShort inside the quotes (`"01a1b2c3…d378"`); an unquoted header is
 // shown unquoted, and a request without one as "(none)".
 func shortKey(ex models.Exchange) string {
 	if !ex.HasKey {
@@ -96,9 +107,9 @@ func shortKey(ex models.Exchange) string {
 	}
 	v := ex.KeyHeader
 	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
-		return `"` + cut(v[1:len(v)-1], 8) + `"`
+		return `"` + keyShort(v[1:len(v)-1]) + `"`
 	}
-	return cut(v, 8)
+	return keyShort(v)
 }
 
 // request is the method, path and query of ex; the query is cut to 48

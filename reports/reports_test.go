@@ -36,9 +36,9 @@ func TestMarkdown(t *testing.T) {
 
 	t.Run("tabulates the wire exchanges", func(t *testing.T) {
 		for _, row := range []string{
-			"| 1 | 2 | +1s | POST /v1/charges | `\"0192f0e4…\"` | 503 | not reached | 503 |  |  |\n",
-			"| 2 | 2 | +3s | POST /v1/charges | `\"0192f0e4…\"` | pass | 409 | 409 |  |  |\n",
-			"| 3 | 2 | +1m2.5s | POST /v1/charges | `\"0192f0e4…\"` | pass | 201 | 201 | yes | `ch_000001` |\n",
+			"| 1 | 2 | +1s | POST /v1/charges | `\"0192f0e4…7a8b\"` | 503 | not reached | 503 |  |  |\n",
+			"| 2 | 2 | +3s | POST /v1/charges | `\"0192f0e4…7a8b\"` | pass | 409 | 409 |  |  |\n",
+			"| 3 | 2 | +1m2.5s | POST /v1/charges | `\"0192f0e4…7a8b\"` | pass | 201 | 201 | yes | `ch_000001` |\n",
 		} {
 			assert.Contains(t, md, row)
 		}
@@ -51,7 +51,7 @@ func TestMarkdown(t *testing.T) {
 
 	t.Run("shows both sides' final state", func(t *testing.T) {
 		assert.Contains(t, md, "| 1 | Paid | 54890 TRY | `ch_000001` |\n")
-		assert.Contains(t, md, "| 1 | `0192f0e4…` | 54890 TRY | Succeeded | `ch_000001` |\n")
+		assert.Contains(t, md, "| 1 | `0192f0e4…7a8b` | 54890 TRY | Succeeded | `ch_000001` |\n")
 		assert.Contains(t, md, "| `ch_000001` | 54890 | TRY | `bookstore-1-0192f0e45b7c7d1e9a2b3c4d5e6f7a8c` | succeeded |\n")
 	})
 
@@ -76,7 +76,7 @@ func TestMarkdownFoldsIdenticalExchanges(t *testing.T) {
 	}
 
 	md := string(reports.Markdown(f))
-	assert.Contains(t, md, "| 1–3 ×3 | 2 | +1s to +3s | POST /v1/charges | `\"0192f0e4…\"` | 503 | not reached | 503 |  |  |\n")
+	assert.Contains(t, md, "| 1–3 ×3 | 2 | +1s to +3s | POST /v1/charges | `\"0192f0e4…7a8b\"` | 503 | not reached | 503 |  |  |\n")
 	assert.Equal(t, 1, strings.Count(md, "| 503 | not reached | 503 |"), "the three 503s fold into one row")
 	assert.Contains(t, md, "| 4 | 2 | +3s | POST /v1/charges |")
 	assert.Contains(t, md, "| 5 | 2 | +1m2.5s | POST /v1/charges |")
@@ -121,8 +121,8 @@ func TestMarkdownEdgeCases(t *testing.T) {
 		f := fixture()
 		f.History.Exchanges[1].KeyHeader = fixtureKey
 		md := string(reports.Markdown(f))
-		assert.Contains(t, md, "| 2 | 2 | +3s | POST /v1/charges | `0192f0e4…` | pass |")
-		assert.Contains(t, md, "Client->>Provider: POST /v1/charges key 0192f0e4…\n")
+		assert.Contains(t, md, "| 2 | 2 | +3s | POST /v1/charges | `0192f0e4…7a8b` | pass |")
+		assert.Contains(t, md, "Client->>Provider: POST /v1/charges key 0192f0e4…7a8b\n")
 	})
 
 	t.Run("requests still at the provider", func(t *testing.T) {
