@@ -9,6 +9,12 @@ import (
 	"pgregory.net/rapid"
 )
 
+// gapOffset keeps concurrent starts off whole milliseconds, where the
+// provider's processing time, retry delays and Retry-After land, so that
+// no two goroutines wake at the same virtual instant and a drawn sequence
+// replays in one order.
+const gapOffset = 37 * time.Microsecond
+
 // advanceSteps are the amounts of time an advance-time step can let pass:
 // around the retry delay, the timeouts, MinAge, and AbandonAfter. rapid
 // shrinks toward the first, so it comes first: 3 minutes outlasts MinAge
@@ -92,7 +98,7 @@ func (m *machine) doubleClick(t *rapid.T) {
 	o := m.drawOrder(t)
 	card := rapid.SampledFrom(cardLabels).Draw(t, "card")
 	n := rapid.IntRange(2, 4).Draw(t, "clicks")
-	gap := time.Duration(rapid.IntRange(1, 300).Draw(t, "gap_ms")) * time.Millisecond
+	gap := time.Duration(rapid.IntRange(1, 300).Draw(t, "gap_ms"))*time.Millisecond + gapOffset
 	m.stepWith("double-click", fmt.Sprintf("order %d with %s, %d clicks %v apart", o.ID, card, n, gap), m.drawFaults(t))
 	cli := m.w.cli
 	done := make(chan client.CheckoutResult, n)
@@ -115,7 +121,7 @@ func (m *machine) callbackRace(t *rapid.T) {
 	o := m.drawOrder(t)
 	// The provider calls back for a payment it approved: approving cards only.
 	card := rapid.SampledFrom(cardLabels[:2]).Draw(t, "card")
-	gap := time.Duration(rapid.IntRange(1, 2000).Draw(t, "gap_ms")) * time.Millisecond
+	gap := time.Duration(rapid.IntRange(1, 2000).Draw(t, "gap_ms"))*time.Millisecond + gapOffset
 	m.stepWith("payment-ready-race", fmt.Sprintf("order %d with %s, callback %v later", o.ID, card, gap), m.drawFaults(t))
 	cli := m.w.cli
 	done := make(chan struct{}, 2)

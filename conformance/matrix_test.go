@@ -30,6 +30,7 @@ type kill struct {
 	invariant string
 	steps     int
 	checks    int // checks rapid ran until the first failure, that one included
+	out       string
 }
 
 var failedAfter = regexp.MustCompile(`\[rapid\] failed after (\d+) tests`)
@@ -43,7 +44,7 @@ var matrixEnv = []string{"RAPID_STEPS=15", "RAPID_CHECKS=300", "GOGC=400"}
 func runMutant(t *testing.T, name, seed string) kill {
 	t.Helper()
 	out, failed, dir := runConformance(t, seed, append([]string{"IDEMCHECK_MUTANT=" + name}, matrixEnv...)...)
-	k := kill{failed: failed}
+	k := kill{failed: failed, out: out}
 	if !failed {
 		return k
 	}
@@ -85,7 +86,7 @@ func TestMutantMatrix(t *testing.T) {
 						continue
 					}
 					assert.Equal(t, m.Invariant, k.invariant, "seed %s: first violated invariant", seed)
-					assert.LessOrEqual(t, k.steps, m.MinSteps, "seed %s: shrunk sequence longer than the documented minimum", seed)
+					assert.LessOrEqual(t, k.steps, m.MinSteps, "seed %s: shrunk sequence longer than the documented minimum; output:\n%s", seed, k.out)
 					assert.GreaterOrEqual(t, k.steps, m.MinSteps, "seed %s: shorter than the documented minimum: update it", seed)
 					if k.steps == m.MinSteps {
 						exact++

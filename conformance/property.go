@@ -47,6 +47,7 @@ func (m *machine) drawFaults(t *rapid.T) []faults.Fault {
 
 // stepWith records the start of a step whose requests get fs.
 func (m *machine) stepWith(action, args string, fs []faults.Fault) {
+	m.w.clock.Settle()
 	m.steps++
 	if len(fs) > 0 {
 		var names []string
@@ -71,6 +72,7 @@ func (m *machine) evaluate(invs []Invariant) {
 	if m.failed != nil {
 		return
 	}
+	m.w.clock.Settle() // a provider commit due now is in the snapshot, or not, every time
 	w := m.w.snapshot()
 	m.run.stats.evaluated(invs)
 	if v := Evaluate(w, invs); v != nil {

@@ -1,6 +1,9 @@
 package faults
 
-import "time"
+import (
+	"testing/synctest"
+	"time"
+)
 
 // Clock is the one time source shared by the client, the provider, the
 // faults and reconciliation in a run.
@@ -9,6 +12,9 @@ type Clock interface {
 	Now() time.Time
 	// Advance lets d pass: every timer due within d fires, in order.
 	Advance(d time.Duration)
+	// Settle returns once everything due at the current instant has run,
+	// so that what is read next does not depend on goroutine scheduling.
+	Settle()
 }
 
 // VirtualClock is the clock of a testing/synctest bubble (rapid.SyncTest):
@@ -24,3 +30,7 @@ func (VirtualClock) Now() time.Time { return time.Now() }
 // and the bubble runs every other goroutine's timers due before it wakes.
 // This is how a step says "ten minutes pass", not a wait for something.
 func (VirtualClock) Advance(d time.Duration) { time.Sleep(d) }
+
+// Settle waits until every other goroutine of the bubble is durably
+// blocked (synctest.Wait): all work due at this virtual instant is done.
+func (VirtualClock) Settle() { synctest.Wait() }
