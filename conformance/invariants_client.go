@@ -102,8 +102,10 @@ func checkNoUnsafeRetry(w World) Finding {
 }
 
 // checkConflictNeverFinal: an unknown outcome (409, timeout, reset, 5xx
-// other than 503) is never taken as final. A call whose last exchange was
-// unknown answers PaymentPending; Paid needs a 2xx and Declined a 402 on
+// other than 503) is never taken as final. A call that met an unknown
+// outcome on any try, and got no 2xx or 402 after it, answers
+// PaymentPending (a later 503 does not make the earlier try's charge
+// impossible); Paid needs a 2xx and Declined a 402 on
 // the wire; an order with an open attempt is PaymentPending, and an order
 // has at most one open attempt (seed article 000: "409'u hata ya da başarı
 // saymak"; PROVIDER_API.md "What unknown outcome means").
@@ -123,9 +125,10 @@ func checkConflictNeverFinal(w World) Finding {
 		}
 		last := exs[len(exs)-1]
 		name := n.of(last.MerchantReference)
+		unknown := firstUnknown(exs)
 		switch {
-		case last.Unknown() && op.Result != "PaymentPending":
-			return violation(ConflictNeverFinal, "%s: checkout answered %s after the outcome was unknown (%s)", name, op.Result, sawStatus(last))
+		case unknown != nil && op.Result != "PaymentPending" && !anyStatus(exs, 200, 201, 402):
+			return violation(ConflictNeverFinal, "%s: checkout answered %s after the outcome was unknown (%s)", name, op.Result, sawStatus(*unknown))
 		case op.Result == "Paid" && !anyStatus(exs, 200, 201):
 			return violation(ConflictNeverFinal, "%s: checkout answered Paid without a 2xx from the provider (last %s)", name, sawStatus(last))
 		case op.Result == "Declined" && !anyStatus(exs, 402):
@@ -158,6 +161,16 @@ func checkConflictNeverFinal(w World) Finding {
 		}
 	}
 	return Finding{}
+}
+
+// firstUnknown is the first exchange of exs whose outcome was unknown, or nil.
+func firstUnknown(exs []models.Exchange) *models.Exchange {
+	for i := range exs {
+		if exs[i].Unknown() {
+			return &exs[i]
+		}
+	}
+	return nil
 }
 
 func anyStatus(exs []models.Exchange, codes ...int) bool {

@@ -144,6 +144,12 @@ func TestEachInvariantCatchesItsFault(t *testing.T) {
 			f.post(f.att.IdempotencyKey, 409, "", 409, "")
 			f.result("Declined")
 		}},
+		{conformance.ConflictNeverFinal, "409-never-final: order 1 intent 1: checkout answered Unavailable after the outcome was unknown (connection reset)", func(f *fixture) {
+			// the lost response charged; the later 503s do not undo that
+			f.post(f.att.IdempotencyKey, 0, "connection reset", 201, "ch_000001")
+			f.post(f.att.IdempotencyKey, 503, "", 0, "")
+			f.result("Unavailable")
+		}},
 		{conformance.ConflictNeverFinal, "409-never-final: order 1 intent 1: checkout answered Paid without a 2xx from the provider (last 503)", func(f *fixture) {
 			f.post(f.att.IdempotencyKey, 503, "", 0, "")
 			f.result("Paid")

@@ -69,3 +69,20 @@ func TestReferencePassesInChild(t *testing.T) {
 	require.False(t, failed, out)
 	require.Contains(t, out, "one-key-per-intent")
 }
+
+// TestSameSeedSameReport: a drawn sequence replays the same way — two runs
+// of one seed, with concurrent clicks in play, write the same report (the
+// fail file's name aside).
+func TestSameSeedSameReport(t *testing.T) {
+	read := func() map[string]any {
+		_, failed, dir := runConformance(t, "3", "IDEMCHECK_MUTANT=no-inflight-lock")
+		require.True(t, failed)
+		raw, err := os.ReadFile(filepath.Join(dir, "TestConformance", "failure.json"))
+		require.NoError(t, err)
+		var rep map[string]any
+		require.NoError(t, json.Unmarshal(raw, &rep))
+		delete(rep, "replay")
+		return rep
+	}
+	require.Equal(t, read(), read())
+}

@@ -5,16 +5,23 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/idemcheck/idemcheck/models"
 	"pgregory.net/rapid"
 )
 
 // probeKinds are the requests a probe sends under a settled intent's key.
-var probeKinds = []string{"same body", "another amount", "same body, bare key"}
+var probeKinds = []string{"same body", "another amount", "same body, bare key", "another card", "another currency"}
+
+// probeWindow is how close to the end of the published retention window a
+// probe may still reuse a key: later, the provider may rightly have
+// forgotten it, and the probe would charge anew.
+const probeWindow = time.Hour
 
 // probe sends, outside the client, one POST that reuses the key of a
-// settled intent (Succeeded or Declined): the very same request — the
+// Succeeded intent (declined keys are resent by the client's own retries
+// and double clicks): the very same request — the
 // provider must replay the first response (seed article 004: "aynı key ile
 // 3 kere art arda istek at") —, the same key with another amount, which it
 // must refuse with 422 (draft §2.6), or the same request with the key as a
@@ -23,15 +30,17 @@ var probeKinds = []string{"same body", "another amount", "same body, bare key"}
 // probe must not settle what the client is still deciding.
 func (m *machine) probe(t *rapid.T) {
 	var settled []models.PaymentAttempt
+	now := m.w.clock.Now()
 	for _, a := range m.w.store.Attempts() {
-		if a.Status == models.AttemptSucceeded || a.Status == models.AttemptDeclined {
+		fresh := now.Sub(a.LastSentAt) < m.run.cfg.Retention-probeWindow
+		if fresh && a.Status == models.AttemptSucceeded {
 			settled = append(settled, a)
 		}
 	}
 	if len(settled) == 0 {
-		t.Skip("no settled intent to probe")
+		t.Skip("no paid intent to probe")
 	}
-	a := rapid.SampledFrom(settled).Draw(t, "intent")
+	a := settled[rapid.IntRange(0, len(settled)-1).Draw(t, "intent_index")] // an index: rapid logs draws, and an attempt holds a card hash
 	kind := rapid.SampledFrom(probeKinds).Draw(t, "probe")
 	card := m.w.cardOf(a)
 	m.stepWith("probe-stored-key", fmt.Sprintf("order %d %s, %s", a.OrderID, card, kind), m.drawFaults(t))
@@ -45,8 +54,26 @@ func (m *machine) probe(t *rapid.T) {
 		body.Amount++
 	case "same body, bare key":
 		header = a.IdempotencyKey
+	case "another card":
+		body.Source = cards[otherCard(card)]
+	case "another currency":
+		body.Currency = otherCurrency(body.Currency)
 	}
 	m.w.send("probe", a.OrderID, card, header, body)
+}
+
+func otherCard(card string) string {
+	if card == "visa" {
+		return "mastercard"
+	}
+	return "visa"
+}
+
+func otherCurrency(c string) string {
+	if c == "EUR" {
+		return "USD"
+	}
+	return "EUR"
 }
 
 // cardOf finds the card label whose token hashes to a's card hash.

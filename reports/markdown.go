@@ -52,7 +52,7 @@ func Markdown(f Failure) []byte {
 	if len(f.Schedule) == 0 {
 		b.WriteString("none\n\n")
 	} else {
-		b.WriteString("Entry n is what happened to the n-th request.\n\n")
+		b.WriteString("Each step that sends requests draws its own schedule: entry n is what happened to that step's n-th request.\n\n")
 		for i, s := range f.Schedule {
 			fmt.Fprintf(&b, "%d. %s\n", i+1, mdText(s))
 		}

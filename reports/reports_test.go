@@ -31,7 +31,7 @@ func TestMarkdown(t *testing.T) {
 	t.Run("lists the steps with their operations", func(t *testing.T) {
 		assert.Contains(t, md, "1. open-order total=54890 TRY\n   - op 1, shopper: open-order order 1 54890 TRY → Placed\n")
 		assert.Contains(t, md, "2. checkout order 1 with visa\n   - op 2, shopper: checkout order 1 (visa) → Paid 201, charge `ch_000001`\n")
-		assert.Contains(t, md, "## Fault schedule\n\nEntry n is what happened to the n-th request.\n\n1. 503\n2. pass\n3. slow-processing 12.000617s\n")
+		assert.Contains(t, md, "## Fault schedule\n\nEach step that sends requests draws its own schedule: entry n is what happened to that step's n-th request.\n\n1. 503\n2. pass\n3. slow-processing 12.000617s\n")
 	})
 
 	t.Run("tabulates the wire exchanges", func(t *testing.T) {
