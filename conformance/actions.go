@@ -144,12 +144,20 @@ func (m *machine) callbackRace(t *rapid.T) {
 	m.w.lastCard[o.ID] = card
 }
 
+// advanceTime lets time pass. The reconciliation job runs every Interval
+// in a real deployment, so when at least one Interval passes it runs once
+// at the end: without it an attempt could stay Open past the provider's
+// retention window, which no deployment lets happen (seed article 000:
+// AbandonAfter is chosen below the retention window for that reason).
 func (m *machine) advanceTime(t *rapid.T) {
 	d := rapid.SampledFrom(advanceSteps).Draw(t, "by")
 	m.step("time-passes", d.String())
 	id := m.w.hist.BeginOp(models.Operation{Actor: "clock", Kind: models.OpAdvance, Detail: d.String(), InvokedAt: m.w.clock.Now()})
 	m.w.clock.Advance(d)
 	m.w.hist.EndOp(id, func(op *models.Operation) { op.Returned, op.ReturnedAt = true, m.w.clock.Now() })
+	if d >= m.w.ccfg.Interval {
+		m.w.reconcile("reconciler (scheduled)")
+	}
 }
 
 func (m *machine) reconcile(t *rapid.T) {
