@@ -169,7 +169,9 @@ func describe(req *http.Request) (models.Exchange, []byte, error) {
 }
 
 // classify turns a transport error into a short, deterministic word for
-// the history: "timeout", "canceled", or the injected fault's message.
+// the history: "timeout" (a context deadline), "client gave up" (the client
+// cancelled the try: its own attempt timeout, which failsafe-go signals as a
+// plain cancellation, or a crash), or the injected fault's message.
 func classify(ctx context.Context, err error) string {
 	var inj *InjectedError
 	switch {
@@ -179,7 +181,7 @@ func classify(ctx context.Context, err error) string {
 		errors.Is(context.Cause(ctx), context.DeadlineExceeded), errors.Is(context.Cause(ctx), timeout.ErrExceeded):
 		return "timeout"
 	case errors.Is(err, context.Canceled):
-		return "canceled"
+		return "client gave up"
 	default:
 		return err.Error()
 	}

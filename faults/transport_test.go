@@ -241,7 +241,7 @@ func TestTransport_CanceledContextIsRecordedAsCanceled(t *testing.T) {
 		got := r.post(ctx, `"k-1"`, visa)
 		require.ErrorIs(t, got.err, context.Canceled)
 		e := exchanges(t, r.hist, 1)[0]
-		assert.Equal(t, "canceled", e.Err)
+		assert.Equal(t, "client gave up", e.Err)
 		assert.False(t, e.Forwarded)
 	})
 }

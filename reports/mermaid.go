@@ -147,7 +147,7 @@ func (d *diagram) exchange(ex models.Exchange, step int) int {
 		case ex.Done && ex.Err == "":
 			d.add(step, ex.Seq, 1, "Provider-->>Client: "+mm(strconv.Itoa(ex.Status)))
 		case ex.Done:
-			d.add(step, ex.Seq, 1, "Note over Client,Provider: "+mm("client gave up ("+cut(ex.Err, 60)+"), provider still processing"))
+			d.add(step, ex.Seq, 1, "Note over Client,Provider: "+mm(gaveUp(ex.Err)+", provider still processing"))
 		default:
 			d.add(step, ex.Seq, 1, "Note over Client,Provider: in flight, no answer yet")
 		}
@@ -182,7 +182,7 @@ func (d *diagram) exchange(ex models.Exchange, step int) int {
 		return pseq
 	case ex.Done:
 		// The client gave up before the provider answered.
-		d.add(step, ex.Seq, 1, "Note over Client,Provider: "+mm("client gave up ("+cut(ex.Err, 60)+")"))
+		d.add(step, ex.Seq, 1, "Note over Client,Provider: "+mm(gaveUp(ex.Err)))
 		d.add(late, pseq, 1, "Provider--xClient: "+mm(answer+" (response lost)"))
 		return ex.Seq
 	default:
@@ -235,4 +235,12 @@ func notForwarded(ex models.Exchange) string {
 		return "dropped (" + fault + "), not forwarded: " + cut(ex.Err, 60)
 	}
 	return "held (" + fault + "), not forwarded yet"
+}
+
+// gaveUp says why the client stopped waiting: "client gave up (timeout)".
+func gaveUp(err string) string {
+	if err == "client gave up" {
+		return err
+	}
+	return "client gave up (" + cut(err, 60) + ")"
 }
