@@ -15,5 +15,12 @@ func TestConformance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conformance.Run(t, cfg)
+	if cfg.Mutant == "" {
+		conformance.Run(t, cfg)
+		return
+	}
+	// A subtest per mutant keeps rapid's fail files, which every later run
+	// of the same test replays first, apart from the reference's and from
+	// other mutants'.
+	t.Run(cfg.Mutant, func(t *testing.T) { conformance.Run(t, cfg) })
 }

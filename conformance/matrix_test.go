@@ -48,14 +48,14 @@ func runMutant(t *testing.T, name, seed string) kill {
 	if !failed {
 		return k
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, "TestConformance", "failure.json"))
+	raw, err := os.ReadFile(reportFile(dir, name, "failure.json"))
 	require.NoError(t, err, "a failing run writes its JSON report; output:\n%s", out)
 	var rep struct {
 		Invariant string `json:"invariant"`
 		StepCount int    `json:"step_count"`
 	}
 	require.NoError(t, json.Unmarshal(raw, &rep))
-	_, err = os.Stat(filepath.Join(dir, "TestConformance", "failure.md"))
+	_, err = os.Stat(reportFile(dir, name, "failure.md"))
 	require.NoError(t, err, "a failing run writes its Markdown report")
 	k.invariant, k.steps = rep.Invariant, rep.StepCount
 	if m := failedAfter.FindStringSubmatch(out); m != nil {

@@ -33,6 +33,15 @@ func runConformance(t *testing.T, seed string, env ...string) (out string, faile
 	return string(b), failed, reportDir
 }
 
+// reportFile is where a run of TestConformance under mutant ("" for none)
+// writes its report file name: a mutant runs as a subtest of its own.
+func reportFile(dir, mutant, name string) string {
+	if mutant == "" {
+		return filepath.Join(dir, "TestConformance", name)
+	}
+	return filepath.Join(dir, "TestConformance", mutant, name)
+}
+
 // TestFreshKeyPerRequestMutantIsCaught: the planted bug of the seed
 // article's first trap — a middleware with a new key per HTTP request —
 // must fail the main job on one-key-per-intent, with a Markdown report
@@ -43,13 +52,13 @@ func TestFreshKeyPerRequestMutantIsCaught(t *testing.T) {
 	require.True(t, failed, "the property must fail against the mutant; output:\n%s", out)
 	require.Contains(t, out, "one-key-per-intent: order 1 intent 1 sent ")
 
-	md, err := os.ReadFile(filepath.Join(reportDir, "TestConformance", "failure.md"))
+	md, err := os.ReadFile(reportFile(reportDir, "fresh-key-per-request", "failure.md"))
 	require.NoError(t, err, out)
 	require.Contains(t, string(md), "sequenceDiagram")
 	require.Contains(t, string(md), "one-key-per-intent")
-	require.Contains(t, string(md), "IDEMCHECK_MUTANT=fresh-key-per-request go test ./conformance -run '^TestConformance$'")
+	require.Contains(t, string(md), "IDEMCHECK_MUTANT=fresh-key-per-request go test ./conformance -run '^TestConformance$/^fresh-key-per-request$'")
 
-	raw, err := os.ReadFile(filepath.Join(reportDir, "TestConformance", "failure.json"))
+	raw, err := os.ReadFile(reportFile(reportDir, "fresh-key-per-request", "failure.json"))
 	require.NoError(t, err)
 	var rep struct {
 		Invariant string `json:"invariant"`
@@ -77,7 +86,7 @@ func TestSameSeedSameReport(t *testing.T) {
 	read := func() map[string]any {
 		_, failed, dir := runConformance(t, "3", "IDEMCHECK_MUTANT=no-inflight-lock")
 		require.True(t, failed)
-		raw, err := os.ReadFile(filepath.Join(dir, "TestConformance", "failure.json"))
+		raw, err := os.ReadFile(reportFile(dir, "no-inflight-lock", "failure.json"))
 		require.NoError(t, err)
 		var rep map[string]any
 		require.NoError(t, json.Unmarshal(raw, &rep))

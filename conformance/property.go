@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -312,7 +313,11 @@ func (r *runState) writeReport(t *testing.T) {
 }
 
 func replayCommand(r *runState) string {
-	cmd := fmt.Sprintf("go test ./conformance -run '^%s$'", r.test)
+	parts := strings.Split(r.test, "/")
+	for i, p := range parts {
+		parts[i] = "^" + regexp.QuoteMeta(p) + "$"
+	}
+	cmd := fmt.Sprintf("go test ./conformance -run '%s'", strings.Join(parts, "/"))
 	if ff := newestFailFile(r.test, r.started); ff != "" {
 		cmd += " -rapid.failfile=" + ff
 	}

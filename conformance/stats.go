@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/models"
@@ -174,7 +175,13 @@ func (l *lastFailure) get() (reports.Failure, bool) {
 
 // newestFailFile is the newest fail file rapid saved for test since, or "".
 func newestFailFile(test string, since time.Time) string {
-	matches, _ := filepath.Glob(filepath.Join("testdata", "rapid", test, test+"-*.fail"))
+	safe := strings.Map(func(r rune) rune { // rapid's file name for a test name
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == '_' {
+			return r
+		}
+		return '_'
+	}, test)
+	matches, _ := filepath.Glob(filepath.Join("testdata", "rapid", safe, safe+"-*.fail"))
 	best, bestTime := "", since.Add(-time.Second).UnixNano()
 	for _, m := range matches {
 		if fi, err := os.Stat(m); err == nil && fi.ModTime().UnixNano() >= bestTime {
