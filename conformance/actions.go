@@ -9,6 +9,10 @@ import (
 	"pgregory.net/rapid"
 )
 
+// jobSurely is how long a time-passes step must be for the scheduled
+// reconciliation job to have surely run in it.
+const jobSurely = 12 * time.Hour
+
 // gapOffset keeps concurrent starts off whole milliseconds, where the
 // provider's processing time, retry delays and Retry-After land, so that
 // no two goroutines wake at the same virtual instant and a drawn sequence
@@ -144,18 +148,19 @@ func (m *machine) callbackRace(t *rapid.T) {
 	m.w.lastCard[o.ID] = card
 }
 
-// advanceTime lets time pass. The reconciliation job runs every Interval
-// in a real deployment, so when at least one Interval passes it runs once
-// at the end: without it an attempt could stay Open past the provider's
-// retention window, which no deployment lets happen (seed article 000:
-// AbandonAfter is chosen below the retention window for that reason).
+// advanceTime lets time pass. Shorter steps leave the reconciliation job
+// to the "reconcile" action, so that a job that was down for a while is in
+// play; when half a day or more passes, the job runs once at the end, since
+// no deployment leaves it down that long: an attempt left Open past the
+// provider's retention window would resend a forgotten key (seed article
+// 000 picks AbandonAfter below the retention window for that reason).
 func (m *machine) advanceTime(t *rapid.T) {
 	d := rapid.SampledFrom(advanceSteps).Draw(t, "by")
 	m.step("time-passes", d.String())
 	id := m.w.hist.BeginOp(models.Operation{Actor: "clock", Kind: models.OpAdvance, Detail: d.String(), InvokedAt: m.w.clock.Now()})
 	m.w.clock.Advance(d)
 	m.w.hist.EndOp(id, func(op *models.Operation) { op.Returned, op.ReturnedAt = true, m.w.clock.Now() })
-	if d >= m.w.ccfg.Interval {
+	if d >= jobSurely {
 		m.w.reconcile("reconciler (scheduled)")
 	}
 }
