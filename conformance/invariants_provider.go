@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"sort"
 	"strings"
 
 	"github.com/idemcheck/idemcheck/models"
@@ -51,29 +50,13 @@ func replaySpec(w World) []specVerdict {
 }
 
 func runSpec(w World) []specVerdict {
-	type event struct {
-		seq     int
-		arrival bool
-		ex      models.Exchange
-	}
-	var evs []event
-	for _, e := range postsOf(w) {
-		if !e.Forwarded || e.ArrivalSeq == 0 {
-			continue
-		}
-		evs = append(evs, event{seq: e.ArrivalSeq, arrival: true, ex: e})
-		if e.ProviderDone {
-			evs = append(evs, event{seq: e.ProviderSeq, ex: e})
-		}
-	}
-	sort.Slice(evs, func(i, j int) bool { return evs[i].seq < evs[j].seq })
 	spec := models.NewSpec(w.Retention)
 	expects := map[int]models.Expect{}
 	first := map[string]string{}
 	var out []specVerdict
-	for _, ev := range evs {
-		e := ev.ex
-		if ev.arrival {
+	for _, ev := range models.ProviderEvents(postsOf(w)) {
+		e := ev.Ex
+		if ev.Arrival {
 			var x models.Expect
 			spec, x = spec.Arrive(e.Key, e.HasKey, e.Fingerprint, e.ArrivedAt)
 			expects[e.ID] = x

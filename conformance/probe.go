@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -92,11 +93,11 @@ func (w *world) send(actor string, order int64, card, keyHeader string, body mod
 	id := w.hist.BeginOp(models.Operation{Actor: actor, Kind: models.OpProbe, OrderID: order, Card: card,
 		Amount: body.Amount, Currency: body.Currency, InvokedAt: w.clock.Now()})
 	raw, _ := json.Marshal(body) // a ChargeRequest always marshals
-	ctx := models.WithOp(contextBackground(), id)
+	ctx := models.WithOp(context.Background(), id)
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, w.ccfg.BaseURL+"/v1/charges", bytes.NewReader(raw))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(models.IdempotencyKeyHeader, keyHeader)
-	ctx, cancel := contextWithTimeout(ctx, w.ccfg.AttemptTimeout)
+	ctx, cancel := context.WithTimeout(ctx, w.ccfg.AttemptTimeout)
 	defer cancel()
 	resp, err := w.faults.RoundTrip(req.WithContext(ctx))
 	result, status := "", 0

@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -16,12 +15,6 @@ import (
 	"github.com/idemcheck/idemcheck/sut/mutants"
 	"pgregory.net/rapid"
 )
-
-func contextBackground() context.Context { return context.Background() }
-
-func contextWithTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, d)
-}
 
 // machine is one drawn sequence: a world plus the run it reports to.
 type machine struct {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"runtime"
-	"sort"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -144,43 +143,18 @@ func decodeCharge(t *testing.T, body []byte) models.Charge {
 	return c
 }
 
-// providerEvent is one decision of the provider as the history ordered it:
-// an arrival, or the completion of the answer.
-type providerEvent struct {
-	seq     int
-	arrival bool
-	ex      models.Exchange
-}
-
-// providerEvents lists the arrivals and completions of every forwarded
-// exchange in history order.
-func providerEvents(exs []models.Exchange) []providerEvent {
-	var evs []providerEvent
-	for _, e := range exs {
-		if !e.Forwarded || e.ArrivalSeq == 0 {
-			continue
-		}
-		evs = append(evs, providerEvent{seq: e.ArrivalSeq, arrival: true, ex: e})
-		if e.ProviderDone {
-			evs = append(evs, providerEvent{seq: e.ProviderSeq, ex: e})
-		}
-	}
-	sort.Slice(evs, func(i, j int) bool { return evs[i].seq < evs[j].seq })
-	return evs
-}
-
 // requireSpecAllows replays the provider's events through models.Spec in
 // history order and requires every create answer to be one it allows.
 func requireSpecAllows(t *testing.T, exs []models.Exchange) {
 	t.Helper()
 	spec := models.NewSpec(provider.DefaultRetention)
 	expects := map[int]models.Expect{}
-	for _, ev := range providerEvents(exs) {
-		e := ev.ex
+	for _, ev := range models.ProviderEvents(exs) {
+		e := ev.Ex
 		if !e.IsPost() {
 			continue
 		}
-		if ev.arrival {
+		if ev.Arrival {
 			var x models.Expect
 			spec, x = spec.Arrive(e.Key, e.HasKey, e.Fingerprint, e.ArrivedAt)
 			expects[e.ID] = x

@@ -23,13 +23,13 @@ import (
 func requireAnsweredAtArrival(t *testing.T, exs []models.Exchange, e models.Exchange) {
 	t.Helper()
 	require.Less(t, e.ArrivalSeq, e.ProviderSeq, "exchange %d", e.ID)
-	evs := providerEvents(exs)
+	evs := models.ProviderEvents(exs)
 	for i, ev := range evs {
-		if ev.arrival && ev.ex.ID == e.ID {
+		if ev.Arrival && ev.Ex.ID == e.ID {
 			require.Less(t, i+1, len(evs))
 			next := evs[i+1]
-			require.Falsef(t, next.arrival, "exchange %d: arrival of %d before its answer", e.ID, next.ex.ID)
-			require.Equalf(t, e.ID, next.ex.ID, "exchange %d: completion of %d before its answer", e.ID, next.ex.ID)
+			require.Falsef(t, next.Arrival, "exchange %d: arrival of %d before its answer", e.ID, next.Ex.ID)
+			require.Equalf(t, e.ID, next.Ex.ID, "exchange %d: completion of %d before its answer", e.ID, next.Ex.ID)
 			return
 		}
 	}

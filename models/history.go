@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"sort"
 	"sync"
 	"time"
 )
@@ -229,4 +230,30 @@ func WithOp(ctx context.Context, opID int) context.Context {
 func OpFrom(ctx context.Context) int {
 	id, _ := ctx.Value(opKey{}).(int)
 	return id
+}
+
+// ProviderEvent is one decision of the provider as a history ordered it:
+// the arrival of an exchange (Arrival true), or the completion of its answer.
+type ProviderEvent struct {
+	Seq     int
+	Arrival bool
+	Ex      Exchange
+}
+
+// ProviderEvents lists the arrivals and completions of the exchanges in exs
+// that reached the provider, in the history's order: the order in which a
+// specification such as Spec must replay them.
+func ProviderEvents(exs []Exchange) []ProviderEvent {
+	var evs []ProviderEvent
+	for _, e := range exs {
+		if !e.Forwarded || e.ArrivalSeq == 0 {
+			continue
+		}
+		evs = append(evs, ProviderEvent{Seq: e.ArrivalSeq, Arrival: true, Ex: e})
+		if e.ProviderDone {
+			evs = append(evs, ProviderEvent{Seq: e.ProviderSeq, Ex: e})
+		}
+	}
+	sort.Slice(evs, func(i, j int) bool { return evs[i].Seq < evs[j].Seq })
+	return evs
 }
