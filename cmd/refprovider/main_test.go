@@ -1,0 +1,79 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestListenRefusesNonLoopback(t *testing.T) {
+	for _, addr := range []string{"0.0.0.0:0", "10.1.2.3:0", ":0"} {
+		if ln, err := Listen(addr); err == nil {
+			ln.Close()
+			t.Errorf("Listen(%q) accepted a non-loopback address", addr)
+		}
+	}
+}
+
+func TestHandlerRefusesClientMutant(t *testing.T) {
+	if _, err := Handler("fresh-key-per-request", time.Hour, 0); err == nil || !strings.Contains(err.Error(), "client mutant") {
+		t.Fatalf("Handler(client mutant) = %v, want a client-mutant error", err)
+	}
+	if _, err := Handler("no-such-mutant", time.Hour, 0); err == nil {
+		t.Fatal("Handler(unknown mutant) accepted it")
+	}
+}
+
+// syncBuffer lets the test read what run writes from another goroutine.
+type syncBuffer struct {
+	ch chan string
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) { b.ch <- string(p); return len(p), nil }
+
+func TestServesAndReplays(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &syncBuffer{ch: make(chan string, 1)}
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"-addr", "127.0.0.1:0"}, out) }()
+	var line string
+	select {
+	case line = <-out.ch:
+	case err := <-done:
+		t.Fatalf("run ended early: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("no listening line within 30s")
+	}
+	base := strings.TrimSpace(strings.TrimPrefix(line, "listening on "))
+	body := `{"amount":54890,"currency":"TRY","source":"tok_visa","description":"Bookstore order 1001","merchant_reference":"bookstore-1001-a"}`
+	post := func() (int, string, string) {
+		req, _ := http.NewRequest(http.MethodPost, base+"/v1/charges", bytes.NewBufferString(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", `"01a1d96c-e23d-77bf-801e-9df969c1d378"`)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), resp.Header.Get("Idempotent-Replayed")
+	}
+	s1, b1, _ := post()
+	s2, b2, replayed := post()
+	if s1 != http.StatusCreated || s2 != s1 || b2 != b1 || replayed != "true" {
+		t.Fatalf("first %d %s; second %d %s replayed=%q: want 201 twice, same body, replayed", s1, b1, s2, b2, replayed)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("run: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("server did not stop within 30s")
+	}
+}

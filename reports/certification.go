@@ -1,0 +1,66 @@
+package reports
+
+import (
+	"time"
+
+	"github.com/idemcheck/idemcheck/models"
+)
+
+// Verdict is a requirement's outcome in a certification run: a three-way
+// answer, never a bool that lies when time or budget runs out.
+type Verdict string
+
+// The verdicts.
+const (
+	// Pass: the provider met the requirement in every exchange that tested it.
+	Pass Verdict = "PASS"
+	// Fail: at least one exchange broke it; Evidence holds those exchanges.
+	Fail Verdict = "FAIL"
+	// Inconclusive: it could not be tested (budget spent, profile says it
+	// cannot be, a second account is missing); Reason says why.
+	Inconclusive Verdict = "INCONCLUSIVE"
+)
+
+// RequirementResult is the verdict on one requirement of a certification
+// run, with the exchanges that decided it.
+type RequirementResult struct {
+	// ID is the requirement's stable name, e.g. "replay-returns-first-response".
+	ID string `json:"id"`
+	// Title is one sentence in plain words.
+	Title string `json:"title"`
+	// Source is where the rule comes from: a section of
+	// draft-ietf-httpapi-idempotency-key-header, PROVIDER_API.md, or the
+	// provider's own profile ("profile: retention_window").
+	Source string `json:"source"`
+	// Against is "draft" or "profile": which promise was tested.
+	Against string  `json:"against"`
+	Verdict Verdict `json:"verdict"`
+	// Reason explains a FAIL or an INCONCLUSIVE in one sentence.
+	Reason string `json:"reason,omitempty"`
+	// Evidence is the exchanges that decided the verdict (secrets and card
+	// tokens never appear in them).
+	Evidence []models.Exchange `json:"evidence,omitempty"`
+}
+
+// Budget is one bounded resource of a remote run: how much was used of how
+// much was allowed (0 = unbounded).
+type Budget struct {
+	Name  string `json:"name"` // "requests", "charges", "duration"
+	Used  string `json:"used"`
+	Limit string `json:"limit"`
+}
+
+// Certification is one certification run of a provider: which provider,
+// through which dialect and profile, the budgets used, and a verdict per
+// requirement.
+type Certification struct {
+	RunID    string    `json:"run_id"`
+	Provider string    `json:"provider"` // "embedded", "wiremock", or the base URL
+	Dialect  string    `json:"dialect"`  // "reference", "stripe"
+	Profile  string    `json:"profile"`  // the profile's path or name, "" for none
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished"`
+	Budgets  []Budget  `json:"budgets,omitempty"`
+	// Requirements are in the documented order.
+	Requirements []RequirementResult `json:"requirements"`
+}
