@@ -19,8 +19,11 @@ vet:
 	test -z "$$(gofmt -l .)" || { gofmt -l .; exit 1; }
 	$(GO) vet ./...
 
+# Go modules, and the WireMock standalone jar (npm package wiremock, pinned in
+# package.json / package-lock.json) that sut/wiremock starts with java.
 deps:
 	$(GO) mod download
+	test -f node_modules/wiremock/build/wiremock-standalone-3.13.2.jar || npm ci --no-audit --no-fund
 
 # Regenerate docs/mutants.md from the kill matrix.
 mutants-doc: deps

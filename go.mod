@@ -6,6 +6,7 @@ require (
 	github.com/failsafe-go/failsafe-go v0.9.8
 	github.com/google/uuid v1.6.0
 	github.com/stretchr/testify v1.12.1
+	github.com/wiremock/go-wiremock v1.16.0
 	pgregory.net/rapid v1.3.0
 )
 

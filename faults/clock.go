@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"sync"
 	"testing/synctest"
 	"time"
 )
@@ -34,3 +35,33 @@ func (VirtualClock) Advance(d time.Duration) { time.Sleep(d) }
 // Settle waits until every other goroutine of the bubble is durably
 // blocked (synctest.Wait): all work due at this virtual instant is done.
 func (VirtualClock) Settle() { synctest.Wait() }
+
+// OffsetClock is the clock of a run against a provider in real time (a
+// WireMock server, a sandbox): Now is the wall clock plus an offset, and
+// Advance moves the offset without waiting. The client's attempt and total
+// timeouts run on real time (scaled down by configuration); its
+// reconciliation ages (MinAge 2m, AbandonAfter 30m) and the provider's
+// retention are judged on Now, so "22 hours pass" costs nothing. It is safe
+// for concurrent use.
+type OffsetClock struct {
+	mu     sync.Mutex // guards offset
+	offset time.Duration
+}
+
+// Now is the wall clock plus every Advance so far.
+func (c *OffsetClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.offset)
+}
+
+// Advance lets d pass at once, for everything that reads Now.
+func (c *OffsetClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.offset += d
+}
+
+// Settle does nothing: in real time there is no instant to settle; what a
+// step started, the step itself waits for.
+func (c *OffsetClock) Settle() {}

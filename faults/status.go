@@ -42,12 +42,7 @@ func init() {
 }
 
 func statusResponse(req *http.Request, f Fault) *http.Response {
-	code, _ := strconv.Atoi(string(f.Kind))
-	body, _ := json.Marshal(models.Problem{Title: http.StatusText(code) + " (injected)", Status: code})
-	h := http.Header{"Content-Type": {"application/problem+json"}}
-	if f.Kind == KindStatus429 {
-		h.Set("Retry-After", strconv.Itoa(f.RetryAfter))
-	}
+	code, h, body := StatusAnswer(f)
 	return &http.Response{
 		Status:        strconv.Itoa(code) + " " + http.StatusText(code),
 		StatusCode:    code,
@@ -59,4 +54,28 @@ func statusResponse(req *http.Request, f Fault) *http.Response {
 		ContentLength: int64(len(body)),
 		Request:       req,
 	}
+}
+
+// StatusAnswer is what a status fault answers in the provider's place: the
+// status code, headers (Content-Type application/problem+json; Retry-After
+// in whole seconds for 429) and an RFC 9457 problem body. A wire that
+// makes status faults natively (NativeFaults) answers the same.
+func StatusAnswer(f Fault) (code int, h http.Header, body []byte) {
+	code, _ = strconv.Atoi(string(f.Kind))
+	body, _ = json.Marshal(models.Problem{Title: http.StatusText(code) + " (injected)", Status: code})
+	h = http.Header{"Content-Type": {"application/problem+json"}}
+	if f.Kind == KindStatus429 {
+		h.Set("Retry-After", strconv.Itoa(f.RetryAfter))
+	}
+	return code, h, body
+}
+
+// IsStatus reports whether k is one of the status kinds (400, 422, 429,
+// 500, 503), which answer without forwarding.
+func IsStatus(k Kind) bool {
+	switch k {
+	case KindStatus400, KindStatus422, KindStatus429, KindStatus500, KindStatus503:
+		return true
+	}
+	return false
 }

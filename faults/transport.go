@@ -117,7 +117,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := context.WithValue(req.Context(), exchangeKey{}, id)
 	out := req.Clone(ctx)
 	out.Body = io.NopCloser(bytes.NewReader(body))
-	resp, err := registry[f.Kind].apply(ctx, f, out, func(r *http.Request) (*http.Response, error) {
+	apply := registry[f.Kind].apply
+	if nw, ok := t.Next.(NativeFaults); ok && f.Kind != KindPass && nw.Native(f.Kind) {
+		apply = nativeApply
+	}
+	resp, err := apply(ctx, f, out, func(r *http.Request) (*http.Response, error) {
 		t.History.UpdateExchange(id, func(e *models.Exchange, _ int) { e.Forwarded = true })
 		return t.Next.RoundTrip(r)
 	})

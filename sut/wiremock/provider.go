@@ -1,0 +1,319 @@
+package wiremock
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/idemcheck/idemcheck/faults"
+	"github.com/idemcheck/idemcheck/models"
+	gowiremock "github.com/wiremock/go-wiremock"
+)
+
+// ExchangeHeader carries the harness's exchange id on every request the
+// Provider forwards, so the request journal can be matched to the history.
+const ExchangeHeader = "X-Idemcheck-Exchange"
+
+// DefaultTimeScale turns the drawn fault durations, made for the reference
+// client's 3 s attempt timeout, into real time against WireMock: 1/15, so
+// the 3 s timeout is 200 ms, a 5 s slow processing 333 ms.
+const DefaultTimeScale = 1.0 / 15
+
+// WireFaults are WireMock's four native faults. A lose-response fault (the
+// provider processed the request, the answer never arrives whole) takes
+// them in turn, so a run meets all four.
+var WireFaults = []gowiremock.Fault{
+	gowiremock.FaultConnectionResetByPeer,
+	gowiremock.FaultEmptyResponse,
+	gowiremock.FaultMalformedResponseChunk,
+	gowiremock.FaultRandomDataThenClose,
+}
+
+// Config configures a Provider.
+type Config struct {
+	// TimeScale multiplies every drawn fault duration (delay, slow
+	// processing); default DefaultTimeScale.
+	TimeScale float64
+	// Transport carries requests to WireMock; default a fresh
+	// http.Transport (loopback only: the server binds 127.0.0.1).
+	Transport http.RoundTripper
+	// WireFault, if set, picks WireMock's fault for the n-th lose-response
+	// (counted from 0); default WireFaults in turn.
+	WireFault func(n int) gowiremock.Fault
+}
+
+// Provider imitates a payment provider that honours Idempotency-Key
+// (docs/provider-api.md) with WireMock stubs. It is the wire between the
+// harness's fault Transport and the WireMock server: before it forwards a
+// request it programs the stub that answers it.
+//
+// Per idempotency key there is one WireMock scenario; its n-th stub answers
+// the n-th request that reaches WireMock with that key, whichever it is,
+// and moves the scenario on (InScenario / WhenScenarioStateIs /
+// WillSetStateTo). The first request that gets through is processed: 201
+// with a new charge, or 402 for tok_chargeDeclined; later ones replay that
+// status and body with Idempotent-Replayed: true; another body under the
+// key answers 422 and changes nothing; a POST without a key answers 400.
+// Processing is instantaneous at WireMock (its scenario moves when the
+// request is matched, before any delay), so there is no in-flight window:
+// this imitation never answers 409 on its own. Keys are never forgotten.
+//
+// GET /v1/charges?merchant_reference= answers what the scenarios say:
+// the charge, once the stub that created it has been served.
+//
+// Faults (faults.NativeFaults): 400, 422, 429 (Retry-After), 500, 503 and
+// reset answer without processing; lose-response processes and then fails
+// with one of WireMock's four faults; slow-processing processes and
+// answers after a fixed delay; delay processes and dribbles the answer in
+// chunks. drop-request is left to the Transport (nothing reaches WireMock).
+// It is safe for concurrent use.
+type Provider struct {
+	srv   *Server
+	scale float64
+	rt    http.RoundTripper
+	pick  func(int) gowiremock.Fault
+
+	mu      sync.Mutex // guards keys, refs, charges, declines, loses, nextID
+	keys    map[string]*keyState
+	refs    map[string]string // merchant_reference → key
+	charges int
+	decl    int
+	loses   int
+	nextID  int // exchange ids for requests that did not come through a Transport
+}
+
+// keyState is what the Provider has programmed for one key.
+type keyState struct {
+	key, ref    string
+	fingerprint string
+	n           int // stubs programmed, the scenario's next state index
+	processAt   int // index of the stub that processes, -1 before
+	status      int
+	body        []byte
+	charge      *models.Charge // when status is 201
+}
+
+// NewProvider returns a Provider programming srv. Call Reset before use
+// and between runs.
+func NewProvider(srv *Server, cfg Config) *Provider {
+	p := &Provider{srv: srv, scale: cfg.TimeScale, rt: cfg.Transport, pick: cfg.WireFault}
+	if p.scale <= 0 {
+		p.scale = DefaultTimeScale
+	}
+	if p.rt == nil {
+		p.rt = &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 30 * time.Second}
+	}
+	if p.pick == nil {
+		p.pick = func(n int) gowiremock.Fault { return WireFaults[n%len(WireFaults)] }
+	}
+	p.clear()
+	return p
+}
+
+func (p *Provider) clear() {
+	p.keys, p.refs = map[string]*keyState{}, map[string]string{}
+	p.charges, p.decl, p.loses, p.nextID = 0, 0, 0, 0
+}
+
+// BaseURL is the WireMock server's URL.
+func (p *Provider) BaseURL() string { return p.srv.URL }
+
+// Server is the WireMock server this Provider programs.
+func (p *Provider) Server() *Server { return p.srv }
+
+// Reset forgets every key and charge and resets the server (stubs, journal,
+// scenarios).
+func (p *Provider) Reset() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clear()
+	return p.srv.Reset()
+}
+
+// Native reports the kinds this Provider has WireMock apply: all but
+// pass and drop-request.
+func (p *Provider) Native(k faults.Kind) bool {
+	return k != faults.KindPass && k != faults.KindDropRequest
+}
+
+// Scale is d in real time against WireMock.
+func (p *Provider) Scale(d time.Duration) time.Duration {
+	return time.Duration(float64(d) * p.scale)
+}
+
+// RoundTrip programs the stub that answers req, then sends req to WireMock
+// with ExchangeHeader set.
+func (p *Provider) RoundTrip(req *http.Request) (*http.Response, error) {
+	var body []byte
+	if req.Body != nil {
+		b, err := io.ReadAll(req.Body)
+		_ = req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		body = b
+	}
+	f, _ := faults.FaultFrom(req.Context())
+	id := faults.ExchangeID(req.Context())
+	p.mu.Lock()
+	if id == 0 {
+		p.nextID++
+		id = -p.nextID
+	}
+	err := p.program(req, body, f, id)
+	p.mu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("wiremock: programming the stub: %w", err)
+	}
+	out, err := http.NewRequestWithContext(req.Context(), req.Method, p.srv.URL+req.URL.RequestURI(), bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	out.Header = req.Header.Clone()
+	out.Header.Set(ExchangeHeader, strconv.Itoa(id))
+	return p.rt.RoundTrip(out)
+}
+
+// program installs the stub for req; the caller holds p.mu.
+func (p *Provider) program(req *http.Request, body []byte, f faults.Fault, id int) error {
+	switch {
+	case req.Method == http.MethodPost && req.URL.Path == "/v1/charges":
+		raw, has := req.Header[models.IdempotencyKeyHeader]
+		if !has || len(raw) == 0 {
+			problem := answer{status: http.StatusBadRequest, body: problemBody(http.StatusBadRequest, "Idempotency-Key is required")}
+			return p.stub(exchangeStub(gowiremock.Post, id), p.withFault(problem, f, false))
+		}
+		return p.programPost(raw[0], body, f, id)
+	case req.Method == http.MethodGet && req.URL.Path == "/v1/charges":
+		return p.programFind(req.URL.Query().Get("merchant_reference"), f, id)
+	}
+	return nil // WireMock answers 404 for what is not stubbed
+}
+
+// programPost installs the n-th stub of the key's scenario.
+func (p *Provider) programPost(header string, body []byte, f faults.Fault, id int) error {
+	key, _, ok := models.ParseKey(header)
+	if !ok {
+		key = header // a malformed key is still a key to WireMock
+	}
+	var cr models.ChargeRequest
+	_ = json.Unmarshal(body, &cr)
+	fp := models.Fingerprint(cr)
+	ks := p.keys[key]
+	if ks == nil {
+		ks = &keyState{key: key, ref: cr.MerchantReference, fingerprint: fp, processAt: -1}
+		p.keys[key] = ks
+		if cr.MerchantReference != "" {
+			if _, taken := p.refs[cr.MerchantReference]; !taken {
+				p.refs[cr.MerchantReference] = key
+			}
+		}
+	}
+	var a answer
+	processes := f.Kind == "" || f.Kind == faults.KindPass || f.Kind == faults.KindLoseResponse ||
+		f.Kind == faults.KindSlowProcessing || f.Kind == faults.KindDelay
+	switch {
+	case ks.fingerprint != fp:
+		a = answer{status: http.StatusUnprocessableEntity, body: problemBody(http.StatusUnprocessableEntity, "Idempotency-Key reused with another request body")}
+		processes = false
+	case !processes:
+		// a fault before processing: the provider answers without charging
+	case ks.processAt < 0:
+		p.process(ks, cr)
+		ks.processAt = ks.n
+		a = answer{status: ks.status, body: ks.body}
+	default:
+		a = answer{status: ks.status, body: ks.body, replayed: true}
+	}
+	rule := gowiremock.Post(gowiremock.URLPathEqualTo("/v1/charges")).
+		WithHeader(models.IdempotencyKeyHeader, gowiremock.Matching(keyPattern(key))).
+		InScenario(scenarioName(key)).
+		WhenScenarioStateIs(stateName(ks.n)).
+		WillSetStateTo(stateName(ks.n + 1))
+	ks.n++
+	return p.stub(rule, p.withFault(a, f, processes))
+}
+
+// process decides the key's one outcome: a charge, or a decline.
+func (p *Provider) process(ks *keyState, cr models.ChargeRequest) {
+	if cr.Source == "tok_chargeDeclined" {
+		p.decl++
+		var e models.ErrorBody
+		e.Error.Type, e.Error.Code, e.Error.DeclineCode = "card_error", "card_declined", "insufficient_funds"
+		e.Error.DeclineID = fmt.Sprintf("dc_%06d", p.decl)
+		ks.status, ks.body = http.StatusPaymentRequired, mustJSON(e)
+		return
+	}
+	p.charges++
+	c := models.Charge{ID: fmt.Sprintf("ch_%06d", p.charges), Amount: cr.Amount, Currency: cr.Currency,
+		Status: "succeeded", MerchantReference: cr.MerchantReference}
+	ks.status, ks.body, ks.charge = http.StatusCreated, mustJSON(c), &c
+}
+
+// programFind installs the answer of one GET /v1/charges?merchant_reference=.
+func (p *Provider) programFind(ref string, f faults.Fault, id int) error {
+	charges := []models.Charge{}
+	if key, ok := p.refs[ref]; ok {
+		held, err := p.heldLocked()
+		if err != nil {
+			return err
+		}
+		if c, ok := held[key]; ok {
+			charges = append(charges, c)
+		}
+	}
+	a := answer{status: http.StatusOK, body: mustJSON(map[string][]models.Charge{"data": charges})}
+	rule := exchangeStub(gowiremock.Get, id).WithQueryParam("merchant_reference", gowiremock.EqualTo(ref))
+	return p.stub(rule, p.withFault(a, f, true))
+}
+
+// Charges is the provider's truth: every charge whose creating stub
+// WireMock has served, in creation order.
+func (p *Provider) Charges() ([]models.Charge, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	held, err := p.heldLocked()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]models.Charge, 0, len(held))
+	for _, c := range held {
+		out = append(out, c)
+	}
+	sortCharges(out)
+	return out, nil
+}
+
+// heldLocked maps key → charge for every key whose processing stub has
+// been served, read from WireMock's scenario states; the caller holds p.mu.
+func (p *Provider) heldLocked() (map[string]models.Charge, error) {
+	held := map[string]models.Charge{}
+	var pending bool
+	for _, ks := range p.keys {
+		if ks.charge != nil {
+			pending = true
+			break
+		}
+	}
+	if !pending {
+		return held, nil
+	}
+	states, err := p.srv.ScenarioStates()
+	if err != nil {
+		return nil, err
+	}
+	for key, ks := range p.keys {
+		if ks.charge == nil {
+			continue
+		}
+		if stateIndex(states[scenarioName(key)]) > ks.processAt {
+			held[key] = *ks.charge
+		}
+	}
+	return held, nil
+}

@@ -1,0 +1,127 @@
+package wiremock_test
+
+// The three runs of seed article 000's tests ("Testler"), against a real
+// WireMock server, with the article's numbers as the expected values.
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idemcheck/idemcheck/faults"
+	"github.com/idemcheck/idemcheck/models"
+	"github.com/idemcheck/idemcheck/sut/client"
+	"github.com/idemcheck/idemcheck/sut/wiremock"
+)
+
+// Payment_retries_reuse_one_idempotency_key: the provider answers 503 to
+// every POST; 4 POSTs reach it (1 try + 3 retries), all with one key, sent
+// quoted; the checkout answers 503.
+func TestSeedEveryPostAnswers503(t *testing.T) {
+	f := newFixture(t, wiremock.Config{}, nil)
+	f.wire.Schedule(repeat(faults.Fault{Kind: faults.KindStatus503}, 20))
+	res := f.checkout("tok_visa")
+	if res.HTTPStatus != http.StatusServiceUnavailable {
+		t.Errorf("checkout answered %d (%s), want 503", res.HTTPStatus, res.Outcome)
+	}
+	ps := posts(f.journal(t))
+	keys := map[string]bool{}
+	for _, p := range ps {
+		keys[p.KeyHeader] = true
+	}
+	if len(ps) != 4 || len(keys) != 1 {
+		t.Fatalf("WireMock's journal holds %d POSTs with %d distinct keys, want 4 with 1", len(ps), len(keys))
+	}
+	k := ps[0].KeyHeader
+	if _, quoted, ok := models.ParseKey(k); !ok || !quoted {
+		t.Errorf("key %s is not a quoted Structured Field String", k)
+	}
+	t.Logf("charge requests=%d, distinct keys=%d, key=%s", len(ps), len(keys), k)
+}
+
+// Checkout_with_twenty_percent_payment_failures: 100 orders, every fifth
+// POST answered 503. Every order answered 200 has exactly one charge and no
+// order is charged twice; a circuit breaker that opened is reported. (The
+// article saw 70 × 200 and 30 × 503, its breaker opened at 10 % failures
+// over 100 requests.)
+func TestSeedTwentyPercentFailures(t *testing.T) {
+	f := newFixture(t, wiremock.Config{}, nil)
+	var schedule []faults.Fault
+	for i := 0; i < 1000; i++ {
+		k := faults.KindPass
+		if i%5 == 4 {
+			k = faults.KindStatus503
+		}
+		schedule = append(schedule, faults.Fault{Kind: k})
+	}
+	f.wire.Schedule(schedule)
+	answered := map[int]int{}
+	paid := map[int64]string{} // order → charge id
+	breakerOpen := 0
+	for i := 0; i < 100; i++ {
+		res := f.checkout("tok_visa")
+		answered[res.HTTPStatus]++
+		if res.Outcome == client.OutcomePaid {
+			paid[res.Order.ID] = res.ChargeID
+		}
+		if res.Err != nil && strings.Contains(res.Err.Error(), "circuit breaker open") {
+			breakerOpen++
+		}
+	}
+	charges, err := f.prov.Charges()
+	if err != nil {
+		t.Fatal(err)
+	}
+	perOrder := map[int64]int{}
+	for _, c := range charges {
+		order, _, ok := models.ParseReference(c.MerchantReference)
+		if !ok {
+			t.Fatalf("charge %s has reference %q, not the client's", c.ID, c.MerchantReference)
+		}
+		perOrder[order]++
+	}
+	for order, n := range perOrder {
+		if n > 1 {
+			t.Errorf("order %d was charged %d times", order, n)
+		}
+	}
+	for order, id := range paid {
+		if perOrder[order] != 1 {
+			t.Errorf("order %d was answered 200 (charge %s) but the provider holds %d charges for it", order, id, perOrder[order])
+		}
+	}
+	if len(paid)+answered[http.StatusServiceUnavailable]+answered[http.StatusAccepted] != 100 {
+		t.Errorf("answers %v: want only 200, 202 and 503", answered)
+	}
+	ps := posts(f.journal(t))
+	keys := map[string]bool{}
+	for _, p := range ps {
+		keys[p.KeyHeader] = true
+	}
+	t.Logf("responses: 200 x %d, 202 x %d, 503 x %d (circuit breaker open for %d); charge requests: %d; distinct keys: %d; charges at provider: %d",
+		answered[200], answered[202], answered[503], breakerOpen, len(ps), len(keys), len(charges))
+}
+
+// Unknown_outcome_is_settled_by_reconciliation: the provider takes longer
+// than the total timeout, so the checkout answers 202 PaymentPending; one
+// reconciliation run later the order is Paid with the charge id.
+func TestSeedUnknownOutcomeSettledByReconciliation(t *testing.T) {
+	f := newFixture(t, wiremock.Config{}, nil)
+	// 15 s of processing, the article's second run, is 1 s against the 700 ms total timeout.
+	f.wire.Schedule(repeat(faults.Fault{Kind: faults.KindSlowProcessing, Delay: 15 * time.Second}, 4))
+	res := f.checkout("tok_visa")
+	if res.HTTPStatus != http.StatusAccepted || res.Order.Status != models.OrderPaymentPending {
+		t.Fatalf("checkout answered %d with the order %s, want 202 PaymentPending", res.HTTPStatus, res.Order.Status)
+	}
+	f.wire.Schedule(nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rep := f.cli.RunReconciliation(ctx, time.Now().Add(client.DefaultMinAge+time.Second))
+	o, _ := f.store.Order(res.Order.ID)
+	if o.Status != models.OrderPaid || o.ProviderChargeID != "ch_000001" {
+		t.Fatalf("after one reconciliation run (%+v) the order is %s with charge %q, want Paid with ch_000001", rep, o.Status, o.ProviderChargeID)
+	}
+	t.Logf("checkout=%d, after reconciliation: %s %s, charge requests=%d", res.HTTPStatus, o.Status, o.ProviderChargeID, len(posts(f.journal(t))))
+}
