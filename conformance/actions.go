@@ -113,7 +113,7 @@ func (m *machine) doubleClick(t *rapid.T) {
 	done := make(chan client.CheckoutResult, n)
 	for i := 0; i < n; i++ {
 		go func(i int) {
-			m.w.clock.Advance(time.Duration(i) * gap) // this click starts i gaps later
+			m.w.pause(time.Duration(i) * gap) // this click starts i gaps later
 			done <- m.w.checkout(cli, fmt.Sprintf("click %d", i+1), o, card)
 		}(i)
 	}
@@ -139,7 +139,7 @@ func (m *machine) callbackRace(t *rapid.T) {
 		done <- struct{}{}
 	}()
 	go func() {
-		m.w.clock.Advance(gap)
+		m.w.pause(gap)
 		m.w.callback(cli, o, card)
 		done <- struct{}{}
 	}()
@@ -200,14 +200,15 @@ func (m *machine) crashDuringCheckout(t *rapid.T) {
 		m.w.checkout(cli, "shopper", o, card)
 		done <- struct{}{}
 	}()
-	m.w.clock.Advance(after)
-	crash := m.w.hist.BeginOp(models.Operation{Actor: "operator", Kind: models.OpCrash, InvokedAt: m.w.clock.Now()})
+	m.w.pause(after)
+	crashAt := m.w.clock.Now()
+	crash := m.w.hist.BeginOp(models.Operation{Actor: "operator", Kind: models.OpCrash, InvokedAt: crashAt})
 	m.w.restart()
 	<-done
 	m.w.hist.EndOp(m.lastCheckoutOp(), func(op *models.Operation) {
 		// The call may have finished before the crash; if it ended at or
 		// after the crash, the shopper never saw its answer.
-		if !op.ReturnedAt.Before(m.w.clock.Now()) {
+		if !op.ReturnedAt.Before(crashAt) {
 			op.Lost = true
 		}
 	})

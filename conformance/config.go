@@ -10,8 +10,10 @@ import (
 // Config configures a conformance run. FromEnv reads it from the
 // environment; the zero value of a field means its default.
 type Config struct {
-	// Provider is the provider under test: "embedded" (default).
-	// IDEMCHECK_PROVIDER.
+	// Provider is the provider under test: "embedded" (default, in
+	// process on virtual time) or "wiremock" (a real WireMock server, in
+	// real time; IDEMCHECK_WIREMOCK_URL names one already running, else one
+	// is started from the jar that `make deps` installs). IDEMCHECK_PROVIDER.
 	Provider string
 	// Mutant names a planted bug to swap in (see sut/mutants), "" for the
 	// reference client and provider. IDEMCHECK_MUTANT.
@@ -30,7 +32,20 @@ type Config struct {
 	Processing time.Duration
 	// Retention is the embedded provider's key retention window; default 24h.
 	Retention time.Duration
+	// TimeScale turns the client's timeouts and the drawn fault durations
+	// into real time against WireMock; default 1/15 (attempt timeout 3 s →
+	// 200 ms, total 10 s → 667 ms, slow processing 15 s → 1 s). Ages that
+	// reconciliation judges (MinAge 2m, AbandonAfter 30m) are not scaled:
+	// time-passes moves the run's clock without waiting.
+	// IDEMCHECK_TIME_SCALE.
+	TimeScale float64
 }
+
+// The providers under test.
+const (
+	ProviderEmbedded = "embedded"
+	ProviderWireMock = "wiremock"
+)
 
 // Defaults of Config.
 const (
@@ -39,6 +54,7 @@ const (
 	DefaultMaxSchedule = 6
 	DefaultProcessing  = 50 * time.Millisecond
 	DefaultRetention   = 24 * time.Hour
+	DefaultTimeScale   = 1.0 / 15
 )
 
 // FromEnv reads IDEMCHECK_PROVIDER, IDEMCHECK_MUTANT, IDEMCHECK_REPORT_DIR,
@@ -59,15 +75,25 @@ func FromEnv() (Config, error) {
 			*dst = n
 		}
 	}
+	if v := os.Getenv("IDEMCHECK_TIME_SCALE"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f <= 0 || f > 1 {
+			return c, fmt.Errorf("conformance: IDEMCHECK_TIME_SCALE=%q is not a number in (0, 1]", v)
+		}
+		c.TimeScale = f
+	}
 	return c.withDefaults()
 }
 
 func (c Config) withDefaults() (Config, error) {
 	if c.Provider == "" {
-		c.Provider = "embedded"
+		c.Provider = ProviderEmbedded
 	}
-	if c.Provider != "embedded" {
-		return c, fmt.Errorf("conformance: IDEMCHECK_PROVIDER=%q is not supported yet (only \"embedded\")", c.Provider)
+	if c.Provider != ProviderEmbedded && c.Provider != ProviderWireMock {
+		return c, fmt.Errorf("conformance: IDEMCHECK_PROVIDER=%q is not supported (%q or %q)", c.Provider, ProviderEmbedded, ProviderWireMock)
+	}
+	if c.TimeScale == 0 {
+		c.TimeScale = DefaultTimeScale
 	}
 	if c.ReportDir == "" {
 		c.ReportDir = DefaultReportDir

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/models"
 	"github.com/idemcheck/idemcheck/sut/client"
 	"github.com/idemcheck/idemcheck/sut/mutants"
-	"github.com/idemcheck/idemcheck/sut/provider"
 )
 
 // Cards are the shopper's cards by label; reports show labels, never tokens.
@@ -23,13 +23,16 @@ var cards = map[string]string{
 var cardLabels = []string{"visa", "mastercard", "declined"}
 
 // world is one sequence's systems: the reference (or mutant) client and
-// provider wired through the fault layer, on the bubble's virtual clock.
+// the provider under test wired through the fault layer, on the run's clock
+// (virtual for the embedded provider, real plus an offset otherwise).
 type world struct {
-	cfg    Config
-	clock  faults.VirtualClock
+	cfg   Config
+	clock faults.Clock
+	// real is true when time is real (WireMock): a goroutine's own wait is
+	// then a scaled real pause, and provider-only invariants are left out.
+	real   bool
 	hist   *models.History
-	prov   *provider.Provider
-	wire   *faults.InProcess
+	prov   backend
 	faults *faults.Transport
 	// schedules lists each step's drawn fault schedule, for the report.
 	schedules []string
@@ -42,28 +45,33 @@ type world struct {
 }
 
 // newWorld builds the systems for one sequence.
-func newWorld(cfg Config, m *mutants.Mutant) *world {
+func newWorld(cfg Config, m *mutants.Mutant) (*world, error) {
 	w := &world{cfg: cfg, hist: models.NewHistory(), lastCard: map[int64]string{}}
-	w.keys = newKeySource(w.clock.Now)
-	w.wire = &faults.InProcess{History: w.hist, Processing: cfg.Processing, Now: w.clock.Now}
-	pcfg := provider.Config{Retention: cfg.Retention, Now: w.clock.Now, BeforeCommit: w.wire.BeforeCommit}
-	if m != nil && m.Provider != nil {
-		m.Provider(&pcfg)
+	switch cfg.Provider {
+	case ProviderWireMock:
+		w.clock, w.real = &faults.OffsetClock{}, true
+		wm, err := newWireMock(cfg)
+		if err != nil {
+			return nil, err
+		}
+		w.prov = wm
+	default:
+		w.clock = faults.VirtualClock{}
+		w.prov = newEmbedded(cfg, m, w.hist, w.clock.Now)
 	}
-	w.prov = provider.New(pcfg)
-	w.wire.Handler = w.prov
-	w.faults = faults.NewTransport(w.wire, w.hist, nil)
+	w.keys = newKeySource(w.clock.Now)
+	w.faults = faults.NewTransport(w.prov.Wire(), w.hist, nil)
 	w.faults.Now = w.clock.Now
 	w.ccfg = client.Config{
-		BaseURL:    "http://provider.idemcheck.invalid",
+		BaseURL:    w.prov.BaseURL(),
 		HTTPClient: &http.Client{Transport: w.faults},
 		Now:        w.clock.Now,
 		NewKey:     w.keys.Key,
 		NewID:      w.keys.UUID,
 		// Spelled out so the harness knows the durations it must outwait.
-		AttemptTimeout: client.DefaultAttemptTimeout,
-		TotalTimeout:   client.DefaultTotalTimeout,
-		RetryDelay:     client.DefaultRetryDelay,
+		AttemptTimeout: w.scale(client.DefaultAttemptTimeout),
+		TotalTimeout:   w.scale(client.DefaultTotalTimeout),
+		RetryDelay:     w.scale(client.DefaultRetryDelay),
 		MaxRetries:     client.DefaultMaxRetries,
 		MinAge:         client.DefaultMinAge,
 		AbandonAfter:   client.DefaultAbandonAfter,
@@ -74,19 +82,52 @@ func newWorld(cfg Config, m *mutants.Mutant) *world {
 	}
 	w.store = client.NewStore()
 	w.cli = client.New(w.ccfg, w.store)
-	return w
+	return w, nil
 }
 
-// snapshot is the World the invariants read now.
-func (w *world) snapshot() World {
+// scale is d on the wire's time: d itself in virtual time, d×TimeScale in
+// real time (the client's 3 s attempt timeout becomes 200 ms).
+func (w *world) scale(d time.Duration) time.Duration {
+	if !w.real {
+		return d
+	}
+	return time.Duration(float64(d) * w.cfg.TimeScale)
+}
+
+// pause is one goroutine's own wait of d (a click started later, a crash
+// after a while): a virtual sleep in the bubble, a scaled real one
+// otherwise. Unlike clock.Advance it does not move everyone's clock.
+func (w *world) pause(d time.Duration) {
+	d = w.scale(d)
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	<-t.C
+}
+
+// snapshot is the World the invariants read now, or an error when the
+// provider's truth or journal could not be read.
+func (w *world) snapshot() (World, error) {
+	charges, err := w.prov.Charges()
+	if err != nil {
+		return World{}, err
+	}
+	h := w.hist.Snapshot()
+	if j, ok := w.prov.(journaled); ok {
+		if err := j.Amend(&h); err != nil {
+			return World{}, err
+		}
+	}
 	return World{
-		History:   w.hist.Snapshot(),
+		History:   h,
 		Orders:    w.store.Orders(),
 		Attempts:  w.store.Attempts(),
-		Charges:   w.prov.Charges(),
+		Charges:   charges,
 		Retention: w.cfg.Retention,
 		Now:       w.clock.Now(),
-	}
+	}, nil
 }
 
 // openOrder opens an order for total minor units of currency.

@@ -22,7 +22,9 @@ func runConformance(t *testing.T, seed string, env ...string) (out string, faile
 	reportDir = filepath.Join(dir, "reports")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestConformance$", "-test.v", "-rapid.seed="+seed)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), append([]string{"IDEMCHECK_REPORT_DIR=" + reportDir}, env...)...)
+	// The embedded provider unless env says otherwise: these runs are about
+	// the harness, not about the provider a user selected for this package.
+	cmd.Env = append(os.Environ(), append([]string{"IDEMCHECK_PROVIDER=embedded", "IDEMCHECK_REPORT_DIR=" + reportDir}, env...)...)
 	b, err := cmd.CombinedOutput()
 	if err != nil {
 		if _, ok := err.(*exec.ExitError); !ok {

@@ -24,6 +24,10 @@ type machine struct {
 	// failed is the first violation found; once set, the remaining drawn
 	// actions do nothing and the check fails in conclude.
 	failed *ViolationError
+	// broken is a failure of the harness's own machinery (WireMock's admin
+	// API did not answer, its journal disagrees with the client's record);
+	// it stops the sequence like a violation and fails the check as itself.
+	broken error
 }
 
 // step records the start of a step that sends nothing of its own.
@@ -57,17 +61,32 @@ func (m *machine) stepWith(action, args string, fs []faults.Fault) {
 
 // check runs the safety invariants after a step.
 func (m *machine) check(*rapid.T) {
-	m.evaluate(Safety())
+	m.evaluate(m.safety())
+}
+
+// safety is the safety invariants this run judges: all of them, except
+// against WireMock, whose answers the harness itself programs from the
+// specification (sut/wiremock), so the provider-only invariants would
+// judge the harness: replay-consistent and mismatch-rejected are left out.
+func (m *machine) safety() []Invariant {
+	if !m.w.real {
+		return Safety()
+	}
+	return withoutProviderOnly(Safety())
 }
 
 // evaluate runs invs and keeps the first violation, with the world that
 // showed it, for conclude.
 func (m *machine) evaluate(invs []Invariant) {
-	if m.failed != nil {
+	if m.failed != nil || m.broken != nil {
 		return
 	}
 	m.w.clock.Settle() // a provider commit due now is in the snapshot, or not, every time
-	w := m.w.snapshot()
+	w, err := m.w.snapshot()
+	if err != nil {
+		m.broken = err
+		return
+	}
 	m.run.stats.evaluated(invs)
 	if v := Evaluate(w, invs); v != nil {
 		m.fail(w, v)
@@ -86,7 +105,7 @@ func (m *machine) fail(w World, v *ViolationError) {
 // failure found mid-sequence shrink into one found at the end.
 func (m *machine) live(action func(*rapid.T)) func(*rapid.T) {
 	return func(t *rapid.T) {
-		if m.failed == nil {
+		if m.failed == nil && m.broken == nil {
 			action(t)
 		}
 	}
@@ -96,7 +115,7 @@ func (m *machine) live(action func(*rapid.T)) func(*rapid.T) {
 // interval pass, reconciles, and checks safety and liveness; then pays
 // every abandoned order again, which must succeed under a new key.
 func (m *machine) finish() {
-	if m.failed != nil {
+	if m.failed != nil || m.broken != nil {
 		return
 	}
 	w := m.w
@@ -106,10 +125,10 @@ func (m *machine) finish() {
 	w.reconcile("reconciler (final)")
 	w.clock.Advance(w.ccfg.Interval)
 	w.reconcile("reconciler (final)")
-	m.evaluate(Safety())
+	m.evaluate(m.safety())
 	m.evaluate(Liveness())
 	m.payAbandonedAgain()
-	if m.failed == nil {
+	if m.failed == nil && m.broken == nil {
 		m.run.stats.sequence(m)
 	}
 }
@@ -117,6 +136,9 @@ func (m *machine) finish() {
 // conclude fails the check with the first violation found: its category is
 // the failure rapid shrinks by, its full message is logged above it.
 func (m *machine) conclude(t *rapid.T) {
+	if m.broken != nil {
+		t.Fatalf("idemcheck could not judge the run: %v", m.broken)
+	}
 	if v := m.failed; v != nil {
 		t.Log(v.Message)
 		t.Fatalf("%s\nreport: %s%s", v.Category, fromRoot(m.run.reportBase()+".md"), m.run.envHint())
@@ -129,16 +151,20 @@ func (m *machine) payAbandonedAgain() {
 	w := m.w
 	for _, o := range w.orders {
 		before := w.store.Attempts()
-		if m.failed != nil || w.order(o.ID).Status != models.OrderPlaced || !hasAbandoned(before, o.ID) {
+		if m.failed != nil || m.broken != nil || w.order(o.ID).Status != models.OrderPlaced || !hasAbandoned(before, o.ID) {
 			continue
 		}
 		m.step("pay-again", fmt.Sprintf("order %d with visa", o.ID))
 		res := w.checkout(w.cli, "shopper", o, "visa")
-		m.evaluate(Safety()) // a broken protocol names the cause first
-		if m.failed != nil {
+		m.evaluate(m.safety()) // a broken protocol names the cause first
+		if m.failed != nil || m.broken != nil {
 			return
 		}
-		snap := w.snapshot()
+		snap, err := w.snapshot()
+		if err != nil {
+			m.broken = err
+			return
+		}
 		switch {
 		case res.Outcome != client.OutcomePaid:
 			m.fail(snap, asViolation(ReconciliationConverges, violation(ReconciliationConverges,
@@ -190,9 +216,16 @@ const drainTime = time.Hour
 // in a virtual-time bubble (rapid.SyncTest) against the configured client
 // and provider, and checks the invariants after every step.
 func (r *runState) Property() func(*rapid.T) {
+	if r.cfg.Provider == ProviderWireMock {
+		return r.realTime
+	}
 	return func(t *rapid.T) {
 		rapid.SyncTest(t, func(t *rapid.T) {
-			m := &machine{run: r, w: newWorld(r.cfg, r.mutant)}
+			w, err := newWorld(r.cfg, r.mutant)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := &machine{run: r, w: w}
 			// A bubble's time stops when its main goroutine exits, so a
 			// check that fails mid-sequence must first let the provider's
 			// in-flight work end, or synctest reports a deadlock.
@@ -205,6 +238,20 @@ func (r *runState) Property() func(*rapid.T) {
 			m.conclude(t)
 		})
 	}
+}
+
+// realTime is one check against a provider in real time (WireMock): no
+// bubble; every step waits for what it started, so nothing is in flight
+// between steps, and the provider is reset for the next check.
+func (r *runState) realTime(t *rapid.T) {
+	w, err := newWorld(r.cfg, r.mutant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &machine{run: r, w: w}
+	t.Repeat(m.actions())
+	m.finish()
+	m.conclude(t)
 }
 
 // runState is shared by every check of one Run: configuration, the last
@@ -231,13 +278,16 @@ func Run(t *testing.T, cfg Config) *Stats {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &runState{cfg: cfg, test: t.Name(), stats: newStats(), started: time.Now()}
+	r := &runState{cfg: cfg, test: t.Name(), stats: newStats(cfg), started: time.Now()}
 	if cfg.Mutant != "" {
 		m, err := mutants.Lookup(cfg.Mutant)
 		if err != nil {
 			t.Fatal(err)
 		}
 		r.mutant = &m
+		if cfg.Provider != ProviderEmbedded && m.Side == "provider" {
+			t.Fatalf("mutant %s plants a bug in the embedded provider; IDEMCHECK_PROVIDER=%s tests another provider (use a client mutant, or the embedded provider)", m.Name, cfg.Provider)
+		}
 	}
 	t.Cleanup(func() {
 		if t.Failed() {

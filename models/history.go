@@ -83,7 +83,11 @@ type Exchange struct {
 	SentAt            time.Time `json:"sent_at"`
 	// Forwarded is true when the request reached the provider, at
 	// ArrivedAt, as event ArrivalSeq of the history's order.
-	Forwarded      bool      `json:"forwarded"`
+	Forwarded bool `json:"forwarded"`
+	// Journaled is true when the provider's own journal (WireMock's request
+	// journal) recorded the request: its key fields were then checked
+	// against, and taken from, what crossed the network.
+	Journaled      bool      `json:"journaled,omitempty"`
 	ArrivalSeq     int       `json:"arrival_seq,omitempty"`
 	ArrivedAt      time.Time `json:"arrived_at,omitzero"`
 	ProviderDone   bool      `json:"provider_done"`

@@ -1,0 +1,117 @@
+package conformance
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/idemcheck/idemcheck/faults"
+	"github.com/idemcheck/idemcheck/models"
+	"github.com/idemcheck/idemcheck/sut/mutants"
+	"github.com/idemcheck/idemcheck/sut/provider"
+	"github.com/idemcheck/idemcheck/sut/wiremock"
+)
+
+// backend is the provider under test as a world sees it: the wire the
+// fault layer sends through, the base URL the client is given, and the
+// provider's truth. Optional capabilities are found by type assertion:
+// journaled (the wire keeps its own record of what crossed the network).
+type backend interface {
+	// Wire is the RoundTripper behind the fault Transport.
+	Wire() http.RoundTripper
+	// BaseURL is what the client is configured with.
+	BaseURL() string
+	// Charges is the provider's truth: every charge it holds.
+	Charges() ([]models.Charge, error)
+}
+
+// journaled is a backend whose wire keeps a journal of what reached it: the
+// invariants about what was sent are judged from that journal.
+type journaled interface {
+	// Amend replaces what each exchange of s says was sent (the key
+	// header) by what the journal recorded, and fails when the client's
+	// own record and the journal disagree.
+	Amend(s *models.Snapshot) error
+}
+
+// embedded is the reference provider in process, on the bubble's virtual
+// clock, behind the InProcess wire that orders its decisions in the
+// history.
+type embedded struct {
+	prov *provider.Provider
+	wire *faults.InProcess
+}
+
+func newEmbedded(cfg Config, m *mutants.Mutant, hist *models.History, now func() time.Time) *embedded {
+	wire := &faults.InProcess{History: hist, Processing: cfg.Processing, Now: now}
+	pcfg := provider.Config{Retention: cfg.Retention, Now: now, BeforeCommit: wire.BeforeCommit}
+	if m != nil && m.Provider != nil {
+		m.Provider(&pcfg)
+	}
+	p := provider.New(pcfg)
+	wire.Handler = p
+	return &embedded{prov: p, wire: wire}
+}
+
+func (e *embedded) Wire() http.RoundTripper           { return e.wire }
+func (e *embedded) BaseURL() string                   { return "http://provider.idemcheck.invalid" }
+func (e *embedded) Charges() ([]models.Charge, error) { return e.prov.Charges(), nil }
+
+// wireMock is a real WireMock server programmed by sut/wiremock, in real
+// time.
+type wireMock struct {
+	*wiremock.Provider
+}
+
+// sharedWireMock is the one WireMock server of this process, started on
+// first use (or IDEMCHECK_WIREMOCK_URL). StopWireMock stops it.
+var sharedWireMock wiremock.Shared
+
+// StopWireMock stops the WireMock server this process started for
+// IDEMCHECK_PROVIDER=wiremock, if any. Call it from TestMain after m.Run;
+// the server also dies with the process.
+func StopWireMock() { sharedWireMock.Stop() }
+
+func newWireMock(cfg Config) (*wireMock, error) {
+	srv, err := sharedWireMock.Get()
+	if err != nil {
+		return nil, err
+	}
+	p := wiremock.NewProvider(srv, wiremock.Config{TimeScale: cfg.TimeScale})
+	if err := p.Reset(); err != nil {
+		return nil, fmt.Errorf("wiremock: reset: %w", err)
+	}
+	return &wireMock{p}, nil
+}
+
+func (w *wireMock) Wire() http.RoundTripper { return w.Provider }
+
+// Amend takes each forwarded exchange's key header from WireMock's journal.
+func (w *wireMock) Amend(s *models.Snapshot) error {
+	j, err := w.Server().Journal()
+	if err != nil {
+		return err
+	}
+	byID := map[int]wiremock.Entry{}
+	for _, e := range j {
+		if e.Exchange > 0 {
+			byID[e.Exchange] = e
+		}
+	}
+	for i := range s.Exchanges {
+		ex := &s.Exchanges[i]
+		e, ok := byID[ex.ID]
+		if !ok {
+			continue // never reached WireMock (dropped, or cut before it was sent)
+		}
+		if e.HasKey != ex.HasKey || e.KeyHeader != ex.KeyHeader {
+			return fmt.Errorf("exchange %d: the client's record says Idempotency-Key %q (present %v), WireMock's journal says %q (present %v)",
+				ex.ID, ex.KeyHeader, ex.HasKey, e.KeyHeader, e.HasKey)
+		}
+		ex.HasKey, ex.KeyHeader = e.HasKey, e.KeyHeader
+		ex.Key, _, _ = models.ParseKey(e.KeyHeader)
+		ex.Journaled = true
+		ex.ProviderDone, ex.ProviderStatus = true, e.Status
+	}
+	return nil
+}

@@ -1,0 +1,18 @@
+package conformance_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/idemcheck/idemcheck/conformance"
+)
+
+// TestMain stops the WireMock server a run with IDEMCHECK_PROVIDER=wiremock
+// started (and the one the WireMock tests share), so nothing is left
+// running when the tests end.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	conformance.StopWireMock()
+	sharedWireMock.Stop()
+	os.Exit(code)
+}
