@@ -72,12 +72,12 @@ var sharedWireMock wiremock.Shared
 // the server also dies with the process.
 func StopWireMock() { sharedWireMock.Stop() }
 
-func newWireMock(cfg Config) (*wireMock, error) {
+func newWireMock(cfg Config, now func() time.Time) (*wireMock, error) {
 	srv, err := sharedWireMock.Get()
 	if err != nil {
 		return nil, err
 	}
-	p := wiremock.NewProvider(srv, wiremock.Config{TimeScale: cfg.TimeScale})
+	p := wiremock.NewProvider(srv, wiremock.Config{TimeScale: cfg.TimeScale, Now: now})
 	if err := p.Reset(); err != nil {
 		return nil, fmt.Errorf("wiremock: reset: %w", err)
 	}
@@ -92,26 +92,5 @@ func (w *wireMock) Amend(s *models.Snapshot) error {
 	if err != nil {
 		return err
 	}
-	byID := map[int]wiremock.Entry{}
-	for _, e := range j {
-		if e.Exchange > 0 {
-			byID[e.Exchange] = e
-		}
-	}
-	for i := range s.Exchanges {
-		ex := &s.Exchanges[i]
-		e, ok := byID[ex.ID]
-		if !ok {
-			continue // never reached WireMock (dropped, or cut before it was sent)
-		}
-		if e.HasKey != ex.HasKey || e.KeyHeader != ex.KeyHeader {
-			return fmt.Errorf("exchange %d: the client's record says Idempotency-Key %q (present %v), WireMock's journal says %q (present %v)",
-				ex.ID, ex.KeyHeader, ex.HasKey, e.KeyHeader, e.HasKey)
-		}
-		ex.HasKey, ex.KeyHeader = e.HasKey, e.KeyHeader
-		ex.Key, _, _ = models.ParseKey(e.KeyHeader)
-		ex.Journaled = true
-		ex.ProviderDone, ex.ProviderStatus = true, e.Status
-	}
-	return nil
+	return wiremock.Amend(s.Exchanges, j)
 }

@@ -50,7 +50,7 @@ func newWorld(cfg Config, m *mutants.Mutant) (*world, error) {
 	switch cfg.Provider {
 	case ProviderWireMock:
 		w.clock, w.real = &faults.OffsetClock{}, true
-		wm, err := newWireMock(cfg)
+		wm, err := newWireMock(cfg, w.clock.Now)
 		if err != nil {
 			return nil, err
 		}

@@ -1,7 +1,6 @@
 package wiremock_test
 
 import (
-	"context"
 	"net/http"
 	"testing"
 	"time"
@@ -47,9 +46,7 @@ func TestWireMockFaultsAreUnknownOutcomes(t *testing.T) {
 				t.Fatalf("provider holds %d charges, want the 1 it processed before the fault", len(charges))
 			}
 			f.wire.Schedule(nil)
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			f.cli.RunReconciliation(ctx, time.Now().Add(client.DefaultMinAge+time.Second))
+			f.reconcileLater(t)
 			if o, _ := f.store.Order(res.Order.ID); o.Status != models.OrderPaid || o.ProviderChargeID != charges[0].ID {
 				t.Fatalf("after reconciliation the order is %s with %q, want Paid with %s", o.Status, o.ProviderChargeID, charges[0].ID)
 			}

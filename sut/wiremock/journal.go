@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/idemcheck/idemcheck/models"
 )
 
 // adminClient bounds every admin call the package makes itself.
@@ -94,4 +96,37 @@ func (s *Server) getJSON(path string, v any) error {
 		return fmt.Errorf("wiremock: GET %s: %s", path, resp.Status)
 	}
 	return json.NewDecoder(resp.Body).Decode(v)
+}
+
+// Amend checks the harness's record of each exchange against the journal
+// entry WireMock made of it (matched by ExchangeHeader) and takes from the
+// journal what crossed the network: the Idempotency-Key header, whether
+// there was one, and WireMock's status. It marks those exchanges
+// Journaled. An exchange with no entry never reached WireMock (dropped, or
+// cut before it was sent) and is left as recorded. The first exchange
+// whose key header the two records disagree on is an error: the client's
+// own log and the wire must tell one story.
+func Amend(exs []models.Exchange, journal []Entry) error {
+	byID := make(map[int]Entry, len(journal))
+	for _, e := range journal {
+		if e.Exchange > 0 {
+			byID[e.Exchange] = e
+		}
+	}
+	for i := range exs {
+		ex := &exs[i]
+		e, ok := byID[ex.ID]
+		if !ok {
+			continue
+		}
+		if e.HasKey != ex.HasKey || e.KeyHeader != ex.KeyHeader {
+			return fmt.Errorf("exchange %d: the client's record says Idempotency-Key %q (present %v), WireMock's journal says %q (present %v)",
+				ex.ID, ex.KeyHeader, ex.HasKey, e.KeyHeader, e.HasKey)
+		}
+		ex.HasKey, ex.KeyHeader = e.HasKey, e.KeyHeader
+		ex.Key, _, _ = models.ParseKey(e.KeyHeader)
+		ex.Journaled = true
+		ex.ProviderDone, ex.ProviderStatus = true, e.Status
+	}
+	return nil
 }

@@ -28,6 +28,9 @@ func TestMain(m *testing.M) {
 // fixture is the reference client against a freshly reset WireMock
 // provider, through a fault Transport.
 type fixture struct {
+	// clock is the client's and the provider's: real time plus what the
+	// test lets pass with Advance.
+	clock *faults.OffsetClock
 	prov  *wiremock.Provider
 	hist  *models.History
 	wire  *faults.Transport
@@ -50,12 +53,14 @@ func newFixture(t *testing.T, cfg wiremock.Config, tune func(*client.Config)) *f
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{prov: wiremock.NewProvider(srv, cfg), hist: models.NewHistory()}
+	f := &fixture{clock: &faults.OffsetClock{}, hist: models.NewHistory()}
+	cfg.Now = f.clock.Now
+	f.prov = wiremock.NewProvider(srv, cfg)
 	if err := f.prov.Reset(); err != nil {
 		t.Fatal(err)
 	}
 	f.wire = faults.NewTransport(f.prov, f.hist, nil)
-	ccfg := client.Config{BaseURL: f.prov.BaseURL(), HTTPClient: &http.Client{Transport: f.wire}}
+	ccfg := client.Config{BaseURL: f.prov.BaseURL(), HTTPClient: &http.Client{Transport: f.wire}, Now: f.clock.Now}
 	fastTimings(&ccfg)
 	if tune != nil {
 		tune(&ccfg)
@@ -112,4 +117,13 @@ func readAll(t *testing.T, resp *http.Response) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// reconcileLater lets MinAge pass and runs one reconciliation.
+func (f *fixture) reconcileLater(t *testing.T) client.ReconcileReport {
+	t.Helper()
+	f.clock.Advance(client.DefaultMinAge + time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return f.cli.RunReconciliation(ctx, f.clock.Now())
 }

@@ -42,6 +42,11 @@ type Config struct {
 	// Transport carries requests to WireMock; default a fresh
 	// http.Transport (loopback only: the server binds 127.0.0.1).
 	Transport http.RoundTripper
+	// Now is the provider's clock, which decides when a key stops being in
+	// flight; default time.Now. A harness that lets time pass without
+	// waiting (faults.OffsetClock) passes its clock, so processing ends
+	// when that time has passed.
+	Now func() time.Time
 	// WireFault, if set, picks WireMock's fault for the n-th lose-response
 	// (counted from 0); default WireFaults in turn.
 	WireFault func(n int) gowiremock.Fault
@@ -59,9 +64,11 @@ type Config struct {
 // with a new charge, or 402 for tok_chargeDeclined; later ones replay that
 // status and body with Idempotent-Replayed: true; another body under the
 // key answers 422 and changes nothing; a POST without a key answers 400.
-// Processing is instantaneous at WireMock (its scenario moves when the
-// request is matched, before any delay), so there is no in-flight window:
-// this imitation never answers 409 on its own. Keys are never forgotten.
+// The key is in flight from its processing request until that request's
+// processing time has passed (a slow-processing fault; otherwise at once):
+// meanwhile another request with it answers 409 (draft §2.6, "the first
+// request is still being processed") and the charge is not yet held. Keys
+// are never forgotten.
 //
 // GET /v1/charges?merchant_reference= answers what the scenarios say:
 // the charge, once the stub that created it has been served.
@@ -77,6 +84,7 @@ type Provider struct {
 	scale float64
 	rt    http.RoundTripper
 	pick  func(int) gowiremock.Fault
+	now   func() time.Time
 
 	mu      sync.Mutex // guards keys, refs, charges, declines, loses, nextID
 	keys    map[string]*keyState
@@ -93,15 +101,23 @@ type keyState struct {
 	fingerprint string
 	n           int // stubs programmed, the scenario's next state index
 	processAt   int // index of the stub that processes, -1 before
-	status      int
-	body        []byte
-	charge      *models.Charge // when status is 201
+	// doneAt is when processing ends (on the provider's clock): the processing stub's
+	// programming plus its slow-processing delay. Until then the key is in
+	// flight: another request with it answers 409 and the charge is not
+	// yet held.
+	doneAt time.Time
+	status int
+	body   []byte
+	charge *models.Charge // when status is 201
 }
 
 // NewProvider returns a Provider programming srv. Call Reset before use
 // and between runs.
 func NewProvider(srv *Server, cfg Config) *Provider {
-	p := &Provider{srv: srv, scale: cfg.TimeScale, rt: cfg.Transport, pick: cfg.WireFault}
+	p := &Provider{srv: srv, scale: cfg.TimeScale, rt: cfg.Transport, pick: cfg.WireFault, now: cfg.Now}
+	if p.now == nil {
+		p.now = time.Now
+	}
 	if p.scale <= 0 {
 		p.scale = DefaultTimeScale
 	}
@@ -186,7 +202,7 @@ func (p *Provider) program(req *http.Request, body []byte, f faults.Fault, id in
 		raw, has := req.Header[models.IdempotencyKeyHeader]
 		if !has || len(raw) == 0 {
 			problem := answer{status: http.StatusBadRequest, body: problemBody(http.StatusBadRequest, "Idempotency-Key is required")}
-			return p.stub(exchangeStub(gowiremock.Post, id), p.withFault(problem, f, false))
+			return p.stub(exchangeStub(gowiremock.Post, id), p.withFault(problem, f))
 		}
 		return p.programPost(raw[0], body, f, id)
 	case req.Method == http.MethodGet && req.URL.Path == "/v1/charges":
@@ -225,8 +241,14 @@ func (p *Provider) programPost(header string, body []byte, f faults.Fault, id in
 		// a fault before processing: the provider answers without charging
 	case ks.processAt < 0:
 		p.process(ks, cr)
-		ks.processAt = ks.n
+		ks.processAt, ks.doneAt = ks.n, p.now()
+		if f.Kind == faults.KindSlowProcessing {
+			ks.doneAt = ks.doneAt.Add(p.Scale(f.Delay))
+		}
 		a = answer{status: ks.status, body: ks.body}
+	case p.now().Before(ks.doneAt):
+		a = answer{status: http.StatusConflict, body: problemBody(http.StatusConflict, "a request with this Idempotency-Key is still being processed")}
+		processes = false
 	default:
 		a = answer{status: ks.status, body: ks.body, replayed: true}
 	}
@@ -236,7 +258,7 @@ func (p *Provider) programPost(header string, body []byte, f faults.Fault, id in
 		WhenScenarioStateIs(stateName(ks.n)).
 		WillSetStateTo(stateName(ks.n + 1))
 	ks.n++
-	return p.stub(rule, p.withFault(a, f, processes))
+	return p.stub(rule, p.withFault(a, f))
 }
 
 // process decides the key's one outcome: a charge, or a decline.
@@ -269,11 +291,12 @@ func (p *Provider) programFind(ref string, f faults.Fault, id int) error {
 	}
 	a := answer{status: http.StatusOK, body: mustJSON(map[string][]models.Charge{"data": charges})}
 	rule := exchangeStub(gowiremock.Get, id).WithQueryParam("merchant_reference", gowiremock.EqualTo(ref))
-	return p.stub(rule, p.withFault(a, f, true))
+	return p.stub(rule, p.withFault(a, f))
 }
 
 // Charges is the provider's truth: every charge whose creating stub
-// WireMock has served, in creation order.
+// WireMock has served and whose processing time has passed, in creation
+// order.
 func (p *Provider) Charges() ([]models.Charge, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -303,6 +326,7 @@ func (p *Provider) heldLocked() (map[string]models.Charge, error) {
 	if !pending {
 		return held, nil
 	}
+	now := p.now()
 	states, err := p.srv.ScenarioStates()
 	if err != nil {
 		return nil, err
@@ -311,7 +335,7 @@ func (p *Provider) heldLocked() (map[string]models.Charge, error) {
 		if ks.charge == nil {
 			continue
 		}
-		if stateIndex(states[scenarioName(key)]) > ks.processAt {
+		if stateIndex(states[scenarioName(key)]) > ks.processAt && !now.Before(ks.doneAt) {
 			held[key] = *ks.charge
 		}
 	}

@@ -4,8 +4,8 @@ package wiremock_test
 // WireMock server, with the article's numbers as the expected values.
 
 import (
-	"context"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -116,12 +116,44 @@ func TestSeedUnknownOutcomeSettledByReconciliation(t *testing.T) {
 		t.Fatalf("checkout answered %d with the order %s, want 202 PaymentPending", res.HTTPStatus, res.Order.Status)
 	}
 	f.wire.Schedule(nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	rep := f.cli.RunReconciliation(ctx, time.Now().Add(client.DefaultMinAge+time.Second))
+	rep := f.reconcileLater(t)
 	o, _ := f.store.Order(res.Order.ID)
 	if o.Status != models.OrderPaid || o.ProviderChargeID != "ch_000001" {
 		t.Fatalf("after one reconciliation run (%+v) the order is %s with charge %q, want Paid with ch_000001", rep, o.Status, o.ProviderChargeID)
 	}
 	t.Logf("checkout=%d, after reconciliation: %s %s, charge requests=%d", res.HTTPStatus, o.Status, o.ProviderChargeID, len(posts(f.journal(t))))
+}
+
+// The article's first run: the provider takes 5 s, the attempt timeout is
+// 3 s. The first try times out, the retry a second later gets 409 (the
+// first is still being processed), the next one the stored 201, replayed:
+// three requests, one charge. Scaled: processing 700 ms, attempt timeout
+// 200 ms, retry delay 300 ms, so each answer has 100 ms or more to spare.
+func TestSeedSlowProviderTimeoutConflictReplay(t *testing.T) {
+	f := newFixture(t, wiremock.Config{TimeScale: 0.1}, func(c *client.Config) {
+		c.AttemptTimeout, c.RetryDelay, c.TotalTimeout = 200*time.Millisecond, 300*time.Millisecond, 3*time.Second
+	})
+	f.wire.Schedule([]faults.Fault{{Kind: faults.KindSlowProcessing, Delay: 7 * time.Second}})
+	res := f.checkout("tok_visa")
+	if res.Outcome != client.OutcomePaid {
+		t.Fatalf("checkout answered %d (%s), want 200 Paid", res.HTTPStatus, res.Outcome)
+	}
+	var seen []string
+	for _, e := range f.hist.Snapshot().Exchanges {
+		s := e.Err
+		if s == "" {
+			s = strconv.Itoa(e.Status)
+			if e.Replayed {
+				s += " replayed"
+			}
+		}
+		seen = append(seen, s)
+	}
+	charges, err := f.prov.Charges()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(seen, ", "); got != "client gave up, 409, 201 replayed" || len(charges) != 1 {
+		t.Fatalf("the client saw %q with %d charges at the provider; want \"client gave up, 409, 201 replayed\" and 1", got, len(charges))
+	}
 }

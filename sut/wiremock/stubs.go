@@ -22,17 +22,17 @@ type answer struct {
 }
 
 // withFault turns a into WireMock's response under fault f. A status fault
-// or a reset answers in the provider's place (the caller did not process);
-// lose-response, slow-processing and delay keep the processed answer and
-// break or slow its delivery.
-func (p *Provider) withFault(a answer, f faults.Fault, processed bool) gowiremock.Response {
+// or a reset answers in the provider's place (nothing was processed);
+// lose-response, slow-processing and delay keep the answer and break or
+// slow its delivery.
+func (p *Provider) withFault(a answer, f faults.Fault) gowiremock.Response {
 	switch {
 	case faults.IsStatus(f.Kind):
 		code, h, body := faults.StatusAnswer(f)
 		return response(answer{status: code, body: body, header: h})
 	case f.Kind == faults.KindReset:
 		return gowiremock.NewResponse().WithFault(gowiremock.FaultConnectionResetByPeer)
-	case f.Kind == faults.KindLoseResponse && processed:
+	case f.Kind == faults.KindLoseResponse:
 		wf := p.pick(p.loses)
 		p.loses++
 		return response(a).WithFault(wf)
