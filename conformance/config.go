@@ -30,6 +30,11 @@ type Config struct {
 	Processing time.Duration
 	// Retention is the embedded provider's key retention window; default 24h.
 	Retention time.Duration
+	// Reproduce is how many times a failing run replays its shrunk failure
+	// from rapid's fail file, in child processes of the test binary, to say
+	// "reproduced N/N" or "flaky (k/N)" in the report; 0 (default) checks
+	// nothing. IDEMCHECK_REPRODUCE (DefaultReplays is the usual value).
+	Reproduce int
 }
 
 // Defaults of Config.
@@ -42,7 +47,7 @@ const (
 )
 
 // FromEnv reads IDEMCHECK_PROVIDER, IDEMCHECK_MUTANT, IDEMCHECK_REPORT_DIR,
-// IDEMCHECK_MAX_ORDERS and IDEMCHECK_MAX_SCHEDULE. An unusable value is an
+// IDEMCHECK_MAX_ORDERS, IDEMCHECK_MAX_SCHEDULE and IDEMCHECK_REPRODUCE. An unusable value is an
 // error naming the variable.
 func FromEnv() (Config, error) {
 	c := Config{
@@ -58,6 +63,13 @@ func FromEnv() (Config, error) {
 			}
 			*dst = n
 		}
+	}
+	if v := os.Getenv("IDEMCHECK_REPRODUCE"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return c, fmt.Errorf("conformance: IDEMCHECK_REPRODUCE=%q is not a count of replays (0 or more)", v)
+		}
+		c.Reproduce = n
 	}
 	return c.withDefaults()
 }

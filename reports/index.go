@@ -165,7 +165,7 @@ func WriteFailureRun(dir string, started time.Time, f Failure, invariants []stri
 		return p, err
 	}
 	e := RunEntry{RunID: f.Test, Kind: "failure", Started: started, Verdict: Fail,
-		Summary: f.Invariant + " violated: " + firstLine(f.Message), Report: "failure.md"}
+		Summary: firstLine(f.Message), Report: "failure.md"}
 	if err := writeRun(dir, folder, e, map[string][]byte{
 		"failure.md": Markdown(f), "failure.json": js, "failure.curl.sh": CurlScript(f), "failure.junit.xml": junit,
 	}); err != nil {
