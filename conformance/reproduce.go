@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -50,18 +51,29 @@ func CheckReproducible(ctx context.Context, n int, replay Replay) (reports.Repro
 }
 
 // ChildReplay returns a Replay that runs the test binary bin (os.Args[0]
-// inside go test) in dir, selecting the test by the -run pattern, replaying
-// rapid's failFile with no new random search after it (-rapid.checks=0) and
-// no new fail file, with env added to the environment. The failure came
-// back when the child fails and its output contains match (for a
-// conformance run "idemcheck: <invariant> violated"). Each replay is bounded
-// by 5 minutes.
-func ChildReplay(bin, dir, pattern, failFile, match string, env []string) Replay {
+// inside go test) selecting the test by the -run pattern, replaying rapid's
+// failFile (absolute, or relative to the current directory) with no new
+// random search after it (-rapid.checks=0) and no new fail file, with env
+// added to the environment. Each replay runs in a fresh empty directory,
+// so rapid replays that fail file only and not the others it keeps under
+// testdata/rapid. The failure came back when the child fails and its
+// output contains match (for a conformance run "idemcheck: <invariant>
+// violated"). Each replay is bounded by 5 minutes.
+func ChildReplay(bin, pattern, failFile, match string, env []string) Replay {
 	return func(ctx context.Context) (bool, error) {
+		ff, err := filepath.Abs(failFile)
+		if err != nil {
+			return false, err
+		}
+		dir, err := os.MkdirTemp("", "idemcheck-replay-")
+		if err != nil {
+			return false, err
+		}
+		defer func() { _ = os.RemoveAll(dir) }()
 		ctx, cancel := context.WithTimeout(ctx, replayTimeout)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, bin, "-test.run="+pattern, "-test.v",
-			"-rapid.failfile="+failFile, "-rapid.checks=0", "-rapid.nofailfile")
+			"-rapid.failfile="+ff, "-rapid.checks=0", "-rapid.nofailfile")
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), env...)
 		out, err := cmd.CombinedOutput()
@@ -96,7 +108,7 @@ func (r *runState) reproduce(invariant, failFile string) (reports.Reproducibilit
 		"IDEMCHECK_MAX_ORDERS=" + strconv.Itoa(r.cfg.MaxOrders), "IDEMCHECK_MAX_SCHEDULE=" + strconv.Itoa(r.cfg.MaxSchedule),
 		"IDEMCHECK_REPORT_DIR=" + scratch, "IDEMCHECK_REPRODUCE=0", reports.StepSummaryEnv + "=",
 	}
-	replay := ChildReplay(os.Args[0], ".", runPattern(r.test), failFile, "idemcheck: "+invariant+" violated", env)
+	replay := ChildReplay(os.Args[0], runPattern(r.test), failFile, "idemcheck: "+invariant+" violated", env)
 	return CheckReproducible(context.Background(), r.cfg.Reproduce, replay)
 }
 
