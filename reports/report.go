@@ -1,16 +1,25 @@
-// Package reports turns a shrunk failing history into what people read: a
-// Markdown report with a Mermaid sequence diagram, and the same failure as
-// JSON for tools.
+// Package reports turns a shrunk failing history, or a certification run,
+// into what people read: a Markdown report with a Mermaid sequence diagram,
+// JSON for tools, JUnit XML for CI test panels, a curl script that replays
+// the wire exchanges, and a folder per run listed by an index.
 //
 // Index:
-//   - report.go   — Failure, Write, and the helpers the renderings share.
-//   - markdown.go — Markdown: the human report.
-//   - mermaid.go  — Mermaid: the history as a sequence diagram.
-//   - json.go     — JSON: the failure for machines.
-//   - escape.go   — escaping free text for Markdown and Mermaid.
+//   - report.go      — Failure, Reproducibility, Write, and the helpers the renderings share.
+//   - markdown.go    — Markdown: the human report.
+//   - mermaid.go     — Mermaid: the history as a sequence diagram.
+//   - json.go        — JSON: the failure for machines.
+//   - curl.go        — CurlScript: the wire exchanges as a bash + curl script.
+//   - junit.go       — JUnit XML types and FailureJUnit; junitcheck.go validates the shape.
+//   - certification.go, certmd.go — the certification verdicts and their Markdown, JSON and JUnit.
+//   - index.go       — run folders, run.json, index.md; Write*Run write every artefact of a run.
+//   - ci.go          — GITHUB_STEP_SUMMARY and Progress lines for long runs.
+//   - escape.go      — escaping free text for Markdown and Mermaid.
 //
-// Nothing here prints a card token: histories carry only card labels and
-// hashes, and reports cut every card hash to its first 8 characters.
+// Nothing here prints a card token other than the public test cards
+// (tok_visa, tok_mastercard, tok_chargeDeclined, in curl scripts), nor a
+// secret: histories carry only card labels and hashes, reports cut every
+// card hash to its first 8 characters, and provider URLs lose their
+// credentials.
 package reports
 
 import (
