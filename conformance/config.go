@@ -39,6 +39,11 @@ type Config struct {
 	// time-passes moves the run's clock without waiting.
 	// IDEMCHECK_TIME_SCALE.
 	TimeScale float64
+	// Reproduce is how many times a failing run replays its shrunk failure
+	// from rapid's fail file, in child processes of the test binary, to say
+	// "reproduced N/N" or "flaky (k/N)" in the report; 0 (default) checks
+	// nothing. IDEMCHECK_REPRODUCE (DefaultReplays is the usual value).
+	Reproduce int
 }
 
 // The providers under test.
@@ -58,7 +63,7 @@ const (
 )
 
 // FromEnv reads IDEMCHECK_PROVIDER, IDEMCHECK_MUTANT, IDEMCHECK_REPORT_DIR,
-// IDEMCHECK_MAX_ORDERS and IDEMCHECK_MAX_SCHEDULE. An unusable value is an
+// IDEMCHECK_MAX_ORDERS, IDEMCHECK_MAX_SCHEDULE and IDEMCHECK_REPRODUCE. An unusable value is an
 // error naming the variable.
 func FromEnv() (Config, error) {
 	c := Config{
@@ -81,6 +86,13 @@ func FromEnv() (Config, error) {
 			return c, fmt.Errorf("conformance: IDEMCHECK_TIME_SCALE=%q is not a number in (0, 1]", v)
 		}
 		c.TimeScale = f
+	}
+	if v := os.Getenv("IDEMCHECK_REPRODUCE"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return c, fmt.Errorf("conformance: IDEMCHECK_REPRODUCE=%q is not a count of replays (0 or more)", v)
+		}
+		c.Reproduce = n
 	}
 	return c.withDefaults()
 }

@@ -7,8 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/idemcheck/idemcheck/reports"
 )
 
 // runConformance runs TestConformance of this test binary in a child
@@ -24,7 +27,9 @@ func runConformance(t *testing.T, seed string, env ...string) (out string, faile
 	cmd.Dir = dir
 	// The embedded provider unless env says otherwise: these runs are about
 	// the harness, not about the provider a user selected for this package.
-	cmd.Env = append(os.Environ(), append([]string{"IDEMCHECK_PROVIDER=embedded", "IDEMCHECK_REPORT_DIR=" + reportDir}, env...)...)
+	// A child's deliberate failure must not reach the CI job summary unless
+	// the test asks for it in env (the last value of a variable wins).
+	cmd.Env = append(os.Environ(), append([]string{"IDEMCHECK_PROVIDER=embedded", "IDEMCHECK_REPORT_DIR=" + reportDir, "GITHUB_STEP_SUMMARY=", "IDEMCHECK_REPRODUCE=0"}, env...)...)
 	b, err := cmd.CombinedOutput()
 	if err != nil {
 		if _, ok := err.(*exec.ExitError); !ok {
@@ -36,12 +41,21 @@ func runConformance(t *testing.T, seed string, env ...string) (out string, faile
 }
 
 // reportFile is where a run of TestConformance under mutant ("" for none)
-// writes its report file name: a mutant runs as a subtest of its own.
+// writes its report file name: in the run's own folder,
+// <dir>/<UTC start>-TestConformance[_<mutant>]/ (a mutant runs as a
+// subtest of its own). The directory must hold one such run; when it holds
+// none or several, the path returned does not exist.
 func reportFile(dir, mutant, name string) string {
-	if mutant == "" {
-		return filepath.Join(dir, "TestConformance", name)
+	run := "TestConformance"
+	if mutant != "" {
+		run += "/" + mutant
 	}
-	return filepath.Join(dir, "TestConformance", mutant, name)
+	_, suffix, _ := strings.Cut(reports.RunFolder(time.Time{}, run), "-") // the folder without its timestamp
+	matches, _ := filepath.Glob(filepath.Join(dir, "*-"+suffix, name))
+	if len(matches) == 1 {
+		return matches[0]
+	}
+	return filepath.Join(dir, "(no single run of "+suffix+")", name)
 }
 
 // TestFreshKeyPerRequestMutantIsCaught: the planted bug of the seed

@@ -294,7 +294,7 @@ func Run(t *testing.T, cfg Config) *Stats {
 			r.writeReport(t)
 			return // the statistics of a failing run count shrinking attempts: not a summary
 		}
-		t.Log(r.stats.Summary())
+		r.writeSummary(t)
 	})
 	rapid.Check(t, r.Property())
 	return r.stats
@@ -317,9 +317,11 @@ func (r *runState) envHint() string {
 	return "\nreproduce with IDEMCHECK_MUTANT=" + r.cfg.Mutant + " set (see the replay: line below)"
 }
 
-// reportBase is where the failure report of test goes, without extension.
+// reportBase is where the failure report of the run goes, without
+// extension: in the run's own folder, <report dir>/<UTC start>-<test>/
+// (reports.RunFolder), fixed when the run starts.
 func (r *runState) reportBase() string {
-	return filepath.Join(r.cfg.ReportDir, r.test, "failure")
+	return filepath.Join(r.cfg.ReportDir, reports.RunFolder(r.started, r.test), "failure")
 }
 
 // remember keeps the failing world of a check; the last one kept when
@@ -345,24 +347,58 @@ func (r *runState) writeReport(t *testing.T) {
 	if !ok {
 		return
 	}
-	f.Replay = replayCommand(r)
-	md, js, err := reports.Write(filepath.Dir(r.reportBase()), "failure", f)
+	ff := newestFailFile(r.test, r.started)
+	f.Replay, f.Seed, f.Explanation = replayCommand(r, ff), failFileSeed(ff), explain(f)
+	if r.cfg.Reproduce > 0 && ff != "" {
+		rep, err := r.reproduce(f.Invariant, ff)
+		if err != nil {
+			t.Logf("idemcheck: reproducibility check stopped: %v", err)
+		} else {
+			f.Reproducibility = &rep
+		}
+	}
+	p, err := reports.WriteFailureRun(r.cfg.ReportDir, r.started, f, invariantNames())
 	if err != nil {
 		t.Logf("idemcheck: could not write the report: %v", err)
-		return
+		if p.Markdown == "" {
+			return
+		}
 	}
-	t.Logf("idemcheck: %s violated after %d shopper steps\n%s\nreport: %s\njson:   %s\nreplay: %s   (from the repository root)",
-		f.Invariant, len(f.History.Steps), f.Message, fromRoot(md), fromRoot(js), f.Replay)
+	repro := ""
+	if f.Reproducibility != nil {
+		repro = "\nreplayed: " + f.Reproducibility.String()
+	}
+	t.Logf("idemcheck: %s violated after %d shopper steps\n%s\n%s\nreport: %s\njson:   %s\ncurl:   %s\njunit:  %s\nindex:  %s%s\nreplay: %s   (from the repository root)",
+		f.Invariant, len(f.History.Steps), f.Explanation, f.Message, fromRoot(p.Markdown), fromRoot(p.JSON), fromRoot(p.Curl),
+		fromRoot(p.JUnit), fromRoot(filepath.Join(r.cfg.ReportDir, reports.IndexFile)), repro, f.Replay)
 }
 
-func replayCommand(r *runState) string {
-	parts := strings.Split(r.test, "/")
+// writeSummary logs the statistics of a passing run and records the run
+// in the report directory's index.
+func (r *runState) writeSummary(t *testing.T) {
+	sum := r.stats.Summary()
+	t.Log(sum)
+	if _, err := reports.WritePassRun(r.cfg.ReportDir, r.started, r.test, sum); err != nil {
+		t.Logf("idemcheck: could not record the run: %v", err)
+	}
+}
+
+// runPattern is the go test -run pattern that selects test exactly.
+func runPattern(test string) string {
+	parts := strings.Split(test, "/")
 	for i, p := range parts {
 		parts[i] = "^" + regexp.QuoteMeta(p) + "$"
 	}
-	cmd := fmt.Sprintf("go test ./conformance -run '%s'", strings.Join(parts, "/"))
-	if ff := newestFailFile(r.test, r.started); ff != "" {
-		cmd += " -rapid.failfile=" + ff
+	return strings.Join(parts, "/")
+}
+
+// replayCommand is the command that replays the run's failure from the
+// repository root: the go test line with the run's mutant and failFile
+// (rapid's fail file, relative to the package directory; "" for none).
+func replayCommand(r *runState, failFile string) string {
+	cmd := fmt.Sprintf("go test ./conformance -run '%s'", runPattern(r.test))
+	if failFile != "" {
+		cmd += " -rapid.failfile=" + failFile
 	}
 	if r.cfg.Mutant != "" {
 		cmd = "IDEMCHECK_MUTANT=" + r.cfg.Mutant + " " + cmd

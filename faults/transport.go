@@ -167,7 +167,8 @@ func describe(req *http.Request) (models.Exchange, []byte, error) {
 	if len(body) > 0 && json.Unmarshal(body, &cr) == nil {
 		ex.Fingerprint = models.Fingerprint(cr)
 		ex.MerchantReference, ex.Amount, ex.Currency = cr.MerchantReference, cr.Amount, cr.Currency
-		ex.CardHash = models.CardHash(cr.Source)
+		ex.CardHash, ex.Card = models.CardHash(cr.Source), models.CardLabel(cr.Source)
+		ex.Description = cr.Description
 	}
 	return ex, body, nil
 }

@@ -91,3 +91,27 @@ func CardHash(token string) string {
 	sum := sha256.Sum256([]byte(token))
 	return hex.EncodeToString(sum[:])
 }
+
+// testCards maps the public test card tokens of PROVIDER_API.md to their
+// labels. They are documented test values, not secrets.
+var testCards = map[string]string{
+	"tok_visa":           "visa",
+	"tok_mastercard":     "mastercard",
+	"tok_chargeDeclined": "declined",
+}
+
+// CardLabel is the label ("visa", "mastercard", "declined") of a public
+// test card token, or "" for any other token: histories may carry a test
+// card's label, never a token.
+func CardLabel(token string) string { return testCards[token] }
+
+// TestCardToken is the public test token of a card label ("visa" →
+// "tok_visa"), or "" for a label of no test card.
+func TestCardToken(label string) string {
+	for tok, l := range testCards {
+		if l == label {
+			return tok
+		}
+	}
+	return ""
+}

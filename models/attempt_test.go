@@ -88,3 +88,13 @@ func TestCardHash_IsHexSHA256(t *testing.T) {
 	assert.Equal(t, h, models.CardHash("tok_visa"))
 	assert.NotEqual(t, h, models.CardHash("tok_mastercard"))
 }
+
+func TestCardLabel_OnlyPublicTestCards(t *testing.T) {
+	for _, label := range []string{"visa", "mastercard", "declined"} {
+		tok := models.TestCardToken(label)
+		require.NotEmpty(t, tok, label)
+		assert.Equal(t, label, models.CardLabel(tok))
+	}
+	assert.Empty(t, models.CardLabel("tok_live_4242"), "a token other than the public test cards has no label")
+	assert.Empty(t, models.TestCardToken("amex"))
+}

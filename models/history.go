@@ -73,12 +73,16 @@ type Exchange struct {
 	HasKey    bool   `json:"has_key"`
 	Key       string `json:"key,omitempty"`
 	// Fingerprint is models.Fingerprint of the decoded body; the body's
-	// fields follow, with the card as its SHA-256 (CardHash), never the token.
+	// fields follow, with the card as its SHA-256 (CardHash), never the token,
+	// and as its label (Card, see CardLabel) only when it is a public test
+	// card, so that a report can rebuild the body of a test run.
 	Fingerprint       string    `json:"fingerprint,omitempty"`
 	MerchantReference string    `json:"merchant_reference,omitempty"`
 	Amount            int64     `json:"amount,omitempty"`
 	Currency          string    `json:"currency,omitempty"`
 	CardHash          string    `json:"card_hash,omitempty"`
+	Card              string    `json:"card,omitempty"`
+	Description       string    `json:"description,omitempty"`
 	Fault             string    `json:"fault"`
 	SentAt            time.Time `json:"sent_at"`
 	// Forwarded is true when the request reached the provider, at

@@ -63,4 +63,32 @@ type Certification struct {
 	Budgets  []Budget  `json:"budgets,omitempty"`
 	// Requirements are in the documented order.
 	Requirements []RequirementResult `json:"requirements"`
+	// Invariants are the property's invariants over the run's random
+	// sequences, in their checking order.
+	Invariants []InvariantResult `json:"invariants,omitempty"`
+	// Coverage is what the run's random sequences exercised.
+	Coverage Coverage `json:"coverage"`
+}
+
+// InvariantResult is one invariant's verdict over a run: how often it was
+// evaluated and over how many subjects (Subject names them: "orders",
+// "keys sent").
+type InvariantResult struct {
+	Name        string  `json:"name"`
+	Verdict     Verdict `json:"verdict"`
+	Evaluations int     `json:"evaluations"`
+	Subjects    int     `json:"subjects"`
+	Subject     string  `json:"subject,omitempty"`
+	// Reason is the violation message of a FAIL, or why it is INCONCLUSIVE.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Coverage counts what a run exercised: drawn sequences run to their end,
+// shopper steps, wire exchanges, and faults injected by kind
+// ("lose-response": 9).
+type Coverage struct {
+	Sequences int            `json:"sequences"`
+	Steps     int            `json:"steps"`
+	Exchanges int            `json:"exchanges"`
+	Faults    map[string]int `json:"faults"`
 }

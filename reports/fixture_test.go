@@ -14,8 +14,9 @@ var trt = time.FixedZone("TRT", 3*60*60)
 var t0 = time.Date(2025, 3, 14, 10, 0, 0, 0, trt)
 
 const (
-	fixtureKey    = "0192f0e4-5b7c-7d1e-9a2b-3c4d5e6f7a8b"
-	fixtureReplay = "go test ./conformance -run '^TestConformance$' -rapid.failfile=testdata/rapid/TestConformance/TestConformance-1.fail"
+	fixtureKey         = "0192f0e4-5b7c-7d1e-9a2b-3c4d5e6f7a8b"
+	fixtureExplanation = "the shopper's one payment for order 1 went out under 2 different Idempotency-Keys, so a retry can charge again."
+	fixtureReplay      = "go test ./conformance -run '^TestConformance$' -rapid.failfile=testdata/rapid/TestConformance/TestConformance-1.fail"
 )
 
 // fixtureAttemptID is the attempt's id; uuid.UUID is a [16]byte.
@@ -32,8 +33,9 @@ func post(id, seq int, at time.Duration, fault string) models.Exchange {
 		KeyHeader: models.FormatKey(fixtureKey), HasKey: true, Key: fixtureKey,
 		Fingerprint:       "5f1d3c0b",
 		MerchantReference: models.AttemptReference(1, fixtureAttemptID),
-		Amount:            54890, Currency: "TRY", CardHash: cardHash,
-		Fault: fault, SentAt: t0.Add(at), Done: true, DoneAt: t0.Add(at),
+		Amount:            54890, Currency: "TRY", CardHash: cardHash, Card: "visa",
+		Description: "Bookstore order 1",
+		Fault:       fault, SentAt: t0.Add(at), Done: true, DoneAt: t0.Add(at),
 	}
 }
 
@@ -58,12 +60,14 @@ func fixture() reports.Failure {
 
 	ref := models.AttemptReference(1, fixtureAttemptID)
 	return reports.Failure{
-		Test:      "TestConformance",
-		Invariant: "one-key-per-intent",
-		Message:   "one-key-per-intent: order 1 intent 1 sent 2 distinct keys",
-		Provider:  "embedded",
-		Mutant:    "fresh-key-per-retry",
-		Schedule:  []string{"503", "pass", "slow-processing 12.000617s"},
+		Test:        "TestConformance",
+		Invariant:   "one-key-per-intent",
+		Message:     "one-key-per-intent: order 1 intent 1 sent 2 distinct keys",
+		Explanation: fixtureExplanation,
+		Seed:        7031,
+		Provider:    "embedded",
+		Mutant:      "fresh-key-per-retry",
+		Schedule:    []string{"503", "pass", "slow-processing 12.000617s"},
 		History: models.Snapshot{
 			Steps: []models.Step{
 				{N: 1, Action: "open-order", Args: "total=54890 TRY", At: t0},
@@ -89,7 +93,8 @@ func fixture() reports.Failure {
 			CardTokenHash: cardHash, CreatedAt: t0.Add(time.Second), Status: models.AttemptSucceeded,
 			ProviderChargeID: "ch_000001",
 		}},
-		Charges: []models.Charge{{ID: "ch_000001", Amount: 54890, Currency: "TRY", Status: "succeeded", MerchantReference: ref}},
-		Replay:  fixtureReplay,
+		Charges:         []models.Charge{{ID: "ch_000001", Amount: 54890, Currency: "TRY", Status: "succeeded", MerchantReference: ref}},
+		Replay:          fixtureReplay,
+		Reproducibility: &reports.Reproducibility{Runs: 10, Reproduced: 10},
 	}
 }

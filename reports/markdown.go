@@ -19,6 +19,9 @@ func Markdown(f Failure) []byte {
 	h := f.History
 
 	fmt.Fprintf(&b, "# idemcheck: %s violated\n\n", mdText(f.Invariant))
+	if f.Explanation != "" {
+		fmt.Fprintf(&b, "**In plain words:** %s\n\n", mdText(f.Explanation))
+	}
 	for line := range strings.SplitSeq(strings.TrimRight(f.Message, "\n"), "\n") {
 		line = mdText(line)
 		if strings.HasPrefix(line, "#") {
@@ -31,11 +34,14 @@ func Markdown(f Failure) []byte {
 	if f.Test != "" {
 		about = append(about, "Test "+code(f.Test, false))
 	}
-	about = append(about, "provider "+code(f.Provider, false))
+	about = append(about, "provider "+code(redactURL(f.Provider), false))
 	if f.Mutant != "" {
 		about = append(about, "mutant "+code(f.Mutant, false))
 	}
 	about = append(about, plural(len(h.Steps), "shopper step"))
+	if f.Seed != 0 {
+		about = append(about, "seed "+code(strconv.FormatUint(f.Seed, 10), false))
+	}
 	b.WriteString(strings.Join(about, " · ") + "\n\n")
 
 	b.WriteString("## How to replay\n\n")
@@ -43,6 +49,17 @@ func Markdown(f Failure) []byte {
 		b.WriteString("No replay command was recorded.\n\n")
 	} else {
 		writeFenced(&b, "sh", f.Replay)
+	}
+	if f.Seed != 0 {
+		fmt.Fprintf(&b, "The failure was first found under %s; the fail file replays the shrunk sequence directly.\n\n",
+			code("-rapid.seed="+strconv.FormatUint(f.Seed, 10), false))
+	}
+	if r := f.Reproducibility; r != nil {
+		fmt.Fprintf(&b, "Reproducibility: **%s**", r)
+		if r.Flaky() {
+			b.WriteString(" — some replays of the same sequence passed: the failure depends on timing or on something else outside the seed")
+		}
+		b.WriteString(".\n\n")
 	}
 
 	b.WriteString("## Shopper steps\n\n")
@@ -122,7 +139,10 @@ type exchangeRow struct {
 	cells       []string // step, request, key, fault, provider, client, replayed, charge
 }
 
-// writeExchanges writes the table of wire exchanges.
+// writeExchanges writes the table of wire exchanges: time is the offset
+// from the first step, body the first 8 hex digits of the request body's
+// fingerprint (models.Fingerprint), Idempotent-Replayed the response
+// header as the client got it.
 func writeExchanges(b *strings.Builder, h models.Snapshot) {
 	exs := sortedExchanges(h)
 	if len(exs) == 0 {
@@ -143,20 +163,20 @@ func writeExchanges(b *strings.Builder, h models.Snapshot) {
 		}
 		charge := chargeCell(ex)
 		fold := strings.Join([]string{strconv.Itoa(ex.OpID), ex.Method, ex.Path, ex.Query,
-			strconv.FormatBool(ex.HasKey), ex.KeyHeader, ex.Fault, provider, client, replayed, charge}, "\x00")
+			strconv.FormatBool(ex.HasKey), ex.KeyHeader, ex.Fingerprint, ex.Fault, provider, client, replayed, charge}, "\x00")
 		if n := len(rows); n > 0 && rows[n-1].fold == fold {
 			rows[n-1].last = ex
 			rows[n-1].n++
 			continue
 		}
 		rows = append(rows, exchangeRow{first: ex, last: ex, n: 1, fold: fold, cells: []string{
-			step, mdText(request(ex, false)), keyCell(ex), mdText(ex.Fault),
+			step, mdText(request(ex, false)), keyCell(ex), optCode(cutHash(ex.Fingerprint)), mdText(ex.Fault),
 			mdText(provider), mdText(client), replayed, charge,
 		}})
 	}
 	base := origin(h)
-	b.WriteString("| # | step | time | request | key | fault | provider | client saw | replayed | charge |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| # | step | time | request | key | body | fault | provider | client saw | Idempotent-Replayed | charge |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		num, at := strconv.Itoa(r.first.ID), offset(base, r.first.SentAt)
 		if r.n > 1 {

@@ -1,16 +1,25 @@
-// Package reports turns a shrunk failing history into what people read: a
-// Markdown report with a Mermaid sequence diagram, and the same failure as
-// JSON for tools.
+// Package reports turns a shrunk failing history, or a certification run,
+// into what people read: a Markdown report with a Mermaid sequence diagram,
+// JSON for tools, JUnit XML for CI test panels, a curl script that replays
+// the wire exchanges, and a folder per run listed by an index.
 //
 // Index:
-//   - report.go   — Failure, Write, and the helpers the renderings share.
-//   - markdown.go — Markdown: the human report.
-//   - mermaid.go  — Mermaid: the history as a sequence diagram.
-//   - json.go     — JSON: the failure for machines.
-//   - escape.go   — escaping free text for Markdown and Mermaid.
+//   - report.go      — Failure, Reproducibility, Write, and the helpers the renderings share.
+//   - markdown.go    — Markdown: the human report.
+//   - mermaid.go     — Mermaid: the history as a sequence diagram.
+//   - json.go        — JSON: the failure for machines.
+//   - curl.go        — CurlScript: the wire exchanges as a bash + curl script.
+//   - junit.go       — JUnit XML types and FailureJUnit; junitcheck.go validates the shape.
+//   - certification.go, certmd.go — the certification verdicts and their Markdown, JSON and JUnit.
+//   - index.go       — run folders, run.json, index.md; Write*Run write every artefact of a run.
+//   - ci.go          — GITHUB_STEP_SUMMARY and Progress lines for long runs.
+//   - escape.go      — escaping free text for Markdown and Mermaid.
 //
-// Nothing here prints a card token: histories carry only card labels and
-// hashes, and reports cut every card hash to its first 8 characters.
+// Nothing here prints a card token other than the public test cards
+// (tok_visa, tok_mastercard, tok_chargeDeclined, in curl scripts), nor a
+// secret: histories carry only card labels and hashes, reports cut every
+// card hash to its first 8 characters, and provider URLs lose their
+// credentials.
 package reports
 
 import (
@@ -34,10 +43,17 @@ type Failure struct {
 	Invariant string `json:"invariant"`
 	// Message is the full violation message.
 	Message string `json:"message"`
+	// Explanation is one sentence in plain words on what went wrong for
+	// the shopper or the books ("the provider holds two successful charges
+	// for order 3"), "" when none was made.
+	Explanation string `json:"explanation,omitempty"`
 	// Provider is "embedded", "wiremock", or the remote provider's URL.
 	Provider string `json:"provider"`
 	// Mutant is the mutant under test, "" for none.
 	Mutant string `json:"mutant"`
+	// Seed is the rapid seed of the check that first failed (what
+	// -rapid.seed=N replays the search from), 0 when unknown.
+	Seed uint64 `json:"seed,omitempty"`
 	// Schedule is the drawn fault schedule: entry n is what happened to the
 	// n-th request, e.g. "503", "pass", "slow-processing 12s".
 	Schedule []string        `json:"schedule"`
@@ -49,6 +65,28 @@ type Failure struct {
 	Charges []models.Charge `json:"charges"`
 	// Replay is the exact command that replays the failure.
 	Replay string `json:"replay"`
+	// Reproducibility is how often the failure came back when replayed,
+	// nil when it was not checked.
+	Reproducibility *Reproducibility `json:"reproducibility,omitempty"`
+}
+
+// Reproducibility is the outcome of replaying a shrunk failure Runs times:
+// Reproduced of them failed again on the same invariant.
+type Reproducibility struct {
+	Runs       int `json:"runs"`
+	Reproduced int `json:"reproduced"`
+}
+
+// Flaky reports whether some replays did not fail again: the failure
+// depends on something outside the seed (timing, a real network).
+func (r Reproducibility) Flaky() bool { return r.Reproduced < r.Runs }
+
+// String is "reproduced 10/10", or "flaky (k/10)" when a replay passed.
+func (r Reproducibility) String() string {
+	if r.Flaky() {
+		return fmt.Sprintf("flaky (%d/%d)", r.Reproduced, r.Runs)
+	}
+	return fmt.Sprintf("reproduced %d/%d", r.Reproduced, r.Runs)
 }
 
 // Write writes the Markdown report to <dir>/<name>.md and the JSON one to

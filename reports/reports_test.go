@@ -22,10 +22,12 @@ func TestMarkdown(t *testing.T) {
 	md := string(reports.Markdown(fixture()))
 
 	t.Run("says what broke and how to replay it", func(t *testing.T) {
-		assert.True(t, strings.HasPrefix(md, "# idemcheck: one-key-per-intent violated\n"))
+		assert.True(t, strings.HasPrefix(md, "# idemcheck: one-key-per-intent violated\n\n**In plain words:** "+fixtureExplanation+"\n\n"))
 		assert.Contains(t, md, "\n> one-key-per-intent: order 1 intent 1 sent 2 distinct keys\n")
-		assert.Contains(t, md, "provider `embedded` · mutant `fresh-key-per-retry` · 2 shopper steps\n")
+		assert.Contains(t, md, "provider `embedded` · mutant `fresh-key-per-retry` · 2 shopper steps · seed `7031`\n")
 		assert.Contains(t, md, "## How to replay\n\n```sh\n"+fixtureReplay+"\n```\n")
+		assert.Contains(t, md, "first found under `-rapid.seed=7031`")
+		assert.Contains(t, md, "Reproducibility: **reproduced 10/10**.\n")
 	})
 
 	t.Run("lists the steps with their operations", func(t *testing.T) {
@@ -36,9 +38,9 @@ func TestMarkdown(t *testing.T) {
 
 	t.Run("tabulates the wire exchanges", func(t *testing.T) {
 		for _, row := range []string{
-			"| 1 | 2 | +1s | POST /v1/charges | `\"0192f0e4…7a8b\"` | 503 | not reached | 503 |  |  |\n",
-			"| 2 | 2 | +3s | POST /v1/charges | `\"0192f0e4…7a8b\"` | pass | 409 | 409 |  |  |\n",
-			"| 3 | 2 | +1m2.5s | POST /v1/charges | `\"0192f0e4…7a8b\"` | pass | 201 | 201 | yes | `ch_000001` |\n",
+			"| 1 | 2 | +1s | POST /v1/charges | `\"0192f0e4…7a8b\"` | `5f1d3c0b` | 503 | not reached | 503 |  |  |\n",
+			"| 2 | 2 | +3s | POST /v1/charges | `\"0192f0e4…7a8b\"` | `5f1d3c0b` | pass | 409 | 409 |  |  |\n",
+			"| 3 | 2 | +1m2.5s | POST /v1/charges | `\"0192f0e4…7a8b\"` | `5f1d3c0b` | pass | 201 | 201 | yes | `ch_000001` |\n",
 		} {
 			assert.Contains(t, md, row)
 		}
@@ -76,7 +78,7 @@ func TestMarkdownFoldsIdenticalExchanges(t *testing.T) {
 	}
 
 	md := string(reports.Markdown(f))
-	assert.Contains(t, md, "| 1–3 ×3 | 2 | +1s to +3s | POST /v1/charges | `\"0192f0e4…7a8b\"` | 503 | not reached | 503 |  |  |\n")
+	assert.Contains(t, md, "| 1–3 ×3 | 2 | +1s to +3s | POST /v1/charges | `\"0192f0e4…7a8b\"` | `5f1d3c0b` | 503 | not reached | 503 |  |  |\n")
 	assert.Equal(t, 1, strings.Count(md, "| 503 | not reached | 503 |"), "the three 503s fold into one row")
 	assert.Contains(t, md, "| 4 | 2 | +3s | POST /v1/charges |")
 	assert.Contains(t, md, "| 5 | 2 | +1m2.5s | POST /v1/charges |")
@@ -114,14 +116,14 @@ func TestMarkdownEdgeCases(t *testing.T) {
 		assert.Contains(t, md, "> at-most-one-charge-per-order: order 1 has 2 charges\n> \\# not a heading \\| \\*not bold\\*\n")
 		assert.Contains(t, md, "→ lost in crash\n")
 		assert.Contains(t, md, "    Client--xShopper: lost in crash\n")
-		assert.Contains(t, md, "| (none) | pass | 201 | connection reset (injected lose-response) |  | `ch_000001` (client never saw it) |")
+		assert.Contains(t, md, "| (none) | `5f1d3c0b` | pass | 201 | connection reset (injected lose-response) |  | `ch_000001` (client never saw it) |")
 	})
 
 	t.Run("an unquoted key is shown as sent", func(t *testing.T) {
 		f := fixture()
 		f.History.Exchanges[1].KeyHeader = fixtureKey
 		md := string(reports.Markdown(f))
-		assert.Contains(t, md, "| 2 | 2 | +3s | POST /v1/charges | `0192f0e4…7a8b` | pass |")
+		assert.Contains(t, md, "| 2 | 2 | +3s | POST /v1/charges | `0192f0e4…7a8b` | `5f1d3c0b` | pass |")
 		assert.Contains(t, md, "Client->>Provider: POST /v1/charges key 0192f0e4…7a8b\n")
 	})
 

@@ -1,0 +1,150 @@
+package conformance
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/idemcheck/idemcheck/reports"
+)
+
+// DefaultReplays is how many times CheckReproducible replays a failure
+// when not told otherwise.
+const DefaultReplays = 10
+
+// replayTimeout bounds one replay of a shrunk failure in a child process.
+const replayTimeout = 5 * time.Minute
+
+// Replay runs a shrunk failure once more and reports whether it failed
+// again the same way. An error means the replay could not be run at all.
+type Replay func(ctx context.Context) (failedAgain bool, err error)
+
+// CheckReproducible runs replay n times (DefaultReplays when n <= 0), one
+// after another, and counts how often the failure came back: "reproduced
+// 10/10", or "flaky (k/10)" when it depends on something outside the seed
+// (timing, a real network). The first error, or ctx ending, stops it.
+func CheckReproducible(ctx context.Context, n int, replay Replay) (reports.Reproducibility, error) {
+	if n <= 0 {
+		n = DefaultReplays
+	}
+	rep := reports.Reproducibility{Runs: n}
+	for i := range n {
+		if err := ctx.Err(); err != nil {
+			return rep, fmt.Errorf("conformance: reproducibility check stopped after %d of %d replays: %w", i, n, err)
+		}
+		again, err := replay(ctx)
+		if err != nil {
+			return rep, fmt.Errorf("conformance: replay %d of %d: %w", i+1, n, err)
+		}
+		if again {
+			rep.Reproduced++
+		}
+	}
+	return rep, nil
+}
+
+// ChildReplay returns a Replay that runs the test binary bin (os.Args[0]
+// inside go test) selecting the test by the -run pattern, replaying rapid's
+// failFile (absolute, or relative to the current directory) with no new
+// random search after it (-rapid.checks=0) and no new fail file, with env
+// added to the environment. Each replay runs in a fresh empty directory,
+// so rapid replays that fail file only and not the others it keeps under
+// testdata/rapid. The failure came back when the child fails and its
+// output contains match (for a conformance run "idemcheck: <invariant>
+// violated"). Each replay is bounded by 5 minutes.
+func ChildReplay(bin, pattern, failFile, match string, env []string) Replay {
+	return func(ctx context.Context) (bool, error) {
+		ff, err := filepath.Abs(failFile)
+		if err != nil {
+			return false, err
+		}
+		dir, err := os.MkdirTemp("", "idemcheck-replay-")
+		if err != nil {
+			return false, err
+		}
+		defer func() { _ = os.RemoveAll(dir) }()
+		ctx, cancel := context.WithTimeout(ctx, replayTimeout)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, bin, "-test.run="+pattern, "-test.v",
+			"-rapid.failfile="+ff, "-rapid.checks=0", "-rapid.nofailfile")
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		switch {
+		case err == nil:
+			return false, nil
+		case ctx.Err() != nil:
+			return false, fmt.Errorf("replay did not end within %s: %w", replayTimeout, ctx.Err())
+		case errors.As(err, &exit):
+			return strings.Contains(string(out), match), nil
+		default:
+			return false, err
+		}
+	}
+}
+
+// reproduce replays the run's failure of invariant, kept in rapid's
+// failFile, r.cfg.Reproduce times in child processes of this test binary:
+// same test, same configuration through the environment, reports written
+// to a scratch folder, no reproducibility check of their own and nothing
+// appended to the CI job summary. Provider processing and retention are
+// not passed on: a run that set them by hand replays with the defaults.
+func (r *runState) reproduce(invariant, failFile string) (reports.Reproducibility, error) {
+	scratch, err := os.MkdirTemp("", "idemcheck-replay-")
+	if err != nil {
+		return reports.Reproducibility{}, err
+	}
+	defer func() { _ = os.RemoveAll(scratch) }()
+	env := []string{
+		"IDEMCHECK_PROVIDER=" + r.cfg.Provider, "IDEMCHECK_MUTANT=" + r.cfg.Mutant,
+		"IDEMCHECK_MAX_ORDERS=" + strconv.Itoa(r.cfg.MaxOrders), "IDEMCHECK_MAX_SCHEDULE=" + strconv.Itoa(r.cfg.MaxSchedule),
+		"IDEMCHECK_REPORT_DIR=" + scratch, "IDEMCHECK_REPRODUCE=0", reports.StepSummaryEnv + "=",
+	}
+	replay := ChildReplay(os.Args[0], runPattern(r.test), failFile, "idemcheck: "+invariant+" violated", env)
+	return CheckReproducible(context.Background(), r.cfg.Reproduce, replay)
+}
+
+// invariantNames lists every invariant, safety then liveness, in checking
+// order.
+func invariantNames() []string {
+	var out []string
+	for _, inv := range append(Safety(), Liveness()...) {
+		out = append(out, inv.Name)
+	}
+	return out
+}
+
+// failFileSeed reads the seed rapid recorded in a fail file (its first line
+// that is not a comment is "<rapid version>#<seed>"), 0 when there is none.
+func failFileSeed(path string) uint64 {
+	if path == "" {
+		return 0
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer func() { _ = f.Close() }()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		_, seed, ok := strings.Cut(line, "#")
+		if !ok {
+			return 0
+		}
+		n, _ := strconv.ParseUint(seed, 10, 64)
+		return n
+	}
+	return 0
+}

@@ -1,0 +1,250 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/idemcheck/idemcheck/models"
+)
+
+// Overall is the run's verdict: FAIL when a requirement or an invariant
+// failed, else INCONCLUSIVE when one could not be decided or nothing was
+// tested at all, else PASS.
+func (c Certification) Overall() Verdict {
+	var vs []Verdict
+	for _, r := range c.Requirements {
+		vs = append(vs, r.Verdict)
+	}
+	for _, i := range c.Invariants {
+		vs = append(vs, i.Verdict)
+	}
+	return worst(vs)
+}
+
+// worst is FAIL if any of vs is, else INCONCLUSIVE if any is not PASS or
+// vs is empty, else PASS.
+func worst(vs []Verdict) Verdict {
+	out := Pass
+	if len(vs) == 0 {
+		out = Inconclusive
+	}
+	for _, v := range vs {
+		switch {
+		case v == Fail:
+			return Fail
+		case v != Pass:
+			out = Inconclusive
+		}
+	}
+	return out
+}
+
+// CertificationMarkdown renders c as one Markdown page: the run (provider
+// without credentials, dialect, profile, run id, start, duration), the
+// budgets used, a table requirement × verdict with the draft section or
+// profile entry each comes from and a link to its evidence, the invariants
+// with the run's coverage (sequences, steps, exchanges, faults by kind),
+// and the evidence exchanges, one table per requirement.
+func CertificationMarkdown(c Certification) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# idemcheck certification: %s\n\n", c.Overall())
+	b.WriteString("| run | |\n|---|---|\n")
+	for _, kv := range [][2]string{
+		{"provider", redactURL(c.Provider)}, {"dialect", c.Dialect}, {"profile", c.Profile}, {"run id", c.RunID},
+	} {
+		v := "none"
+		if kv[1] != "" {
+			v = code(kv[1], true)
+		}
+		fmt.Fprintf(&b, "| %s | %s |\n", kv[0], v)
+	}
+	if !c.Started.IsZero() {
+		fmt.Fprintf(&b, "| started | %s |\n", c.Started.UTC().Format(time.RFC3339))
+	}
+	if !c.Started.IsZero() && !c.Finished.IsZero() {
+		fmt.Fprintf(&b, "| duration | %s |\n", c.Finished.Sub(c.Started).Round(time.Millisecond))
+	}
+	b.WriteString("\n## Budgets\n\n")
+	if len(c.Budgets) == 0 {
+		b.WriteString("none recorded\n\n")
+	} else {
+		b.WriteString("| budget | used | limit |\n|---|---|---|\n")
+		for _, bu := range c.Budgets {
+			limit := bu.Limit
+			if limit == "" || limit == "0" {
+				limit = "unbounded"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", mdText(bu.Name), mdText(bu.Used), mdText(limit))
+		}
+		b.WriteString("\n")
+	}
+
+	b.WriteString("## Requirements\n\n")
+	if len(c.Requirements) == 0 {
+		b.WriteString("none tested\n\n")
+	} else {
+		b.WriteString("| requirement | verdict | against | source | reason | evidence |\n|---|---|---|---|---|---|\n")
+		for _, r := range c.Requirements {
+			ev := ""
+			if len(r.Evidence) > 0 {
+				ev = fmt.Sprintf("[%s](#%s)", plural(len(r.Evidence), "exchange"), evidenceAnchor(r.ID))
+			}
+			fmt.Fprintf(&b, "| %s %s | %s | %s | %s | %s | %s |\n", code(r.ID, true), mdText(r.Title),
+				verdictCell(r.Verdict), mdText(r.Against), mdText(r.Source), mdText(r.Reason), ev)
+		}
+		b.WriteString("\n")
+	}
+
+	b.WriteString("## Invariants\n\n")
+	cov := c.Coverage
+	fmt.Fprintf(&b, "%s, %s, %s; faults injected: %s.\n\n", plural(cov.Sequences, "sequence"), plural(cov.Steps, "step"),
+		plural(cov.Exchanges, "wire exchange"), mdText(faultCounts(cov.Faults)))
+	if len(c.Invariants) > 0 {
+		b.WriteString("| invariant | verdict | evaluated | over | reason |\n|---|---|---|---|---|\n")
+		for _, i := range c.Invariants {
+			fmt.Fprintf(&b, "| %s | %s | %d | %d %s | %s |\n", code(i.Name, true), verdictCell(i.Verdict),
+				i.Evaluations, i.Subjects, mdText(i.Subject), mdText(i.Reason))
+		}
+		b.WriteString("\n")
+	}
+
+	var withEvidence []RequirementResult
+	for _, r := range c.Requirements {
+		if len(r.Evidence) > 0 {
+			withEvidence = append(withEvidence, r)
+		}
+	}
+	if len(withEvidence) > 0 {
+		b.WriteString("## Evidence\n\n")
+		for _, r := range withEvidence {
+			fmt.Fprintf(&b, "### Evidence: %s\n\n", evidenceHeading(r.ID))
+			writeExchanges(&b, models.Snapshot{Exchanges: r.Evidence})
+		}
+	}
+	return []byte(b.String())
+}
+
+// verdictCell shows a verdict in a table, a FAIL in bold.
+func verdictCell(v Verdict) string {
+	if v == Fail {
+		return "**FAIL**"
+	}
+	return mdText(string(v))
+}
+
+// faultCounts is "503×3, lose-response×1" in name order, "none" if empty.
+func faultCounts(m map[string]int) string {
+	var out []string
+	for k, v := range m {
+		if v > 0 {
+			out = append(out, fmt.Sprintf("%s×%d", k, v))
+		}
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ")
+}
+
+// evidenceHeading is a requirement id as an evidence heading: the
+// characters GitHub keeps in an anchor (letters, digits, '-', '_').
+func evidenceHeading(id string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_':
+			return r
+		}
+		return '-'
+	}, id)
+}
+
+// evidenceAnchor is the anchor GitHub gives "### Evidence: <id>".
+func evidenceAnchor(id string) string {
+	return "evidence-" + strings.ToLower(evidenceHeading(id))
+}
+
+// CertificationJSON renders c as indented JSON with "verdict" (Overall)
+// first; evidence card hashes are cut to 8 characters and nil slices
+// written as empty arrays. c is not changed.
+func CertificationJSON(c Certification) ([]byte, error) {
+	c.Budgets = orEmpty(c.Budgets)
+	c.Invariants = orEmpty(c.Invariants)
+	if c.Coverage.Faults == nil {
+		c.Coverage.Faults = map[string]int{}
+	}
+	reqs := make([]RequirementResult, 0, len(c.Requirements))
+	for _, r := range c.Requirements {
+		r.Evidence = append([]models.Exchange(nil), r.Evidence...)
+		for i := range r.Evidence {
+			r.Evidence[i].CardHash = cutHash(r.Evidence[i].CardHash)
+		}
+		reqs = append(reqs, r)
+	}
+	c.Requirements = reqs
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	out := struct {
+		Verdict Verdict `json:"verdict"`
+		Certification
+	}{c.Overall(), c}
+	if err := enc.Encode(out); err != nil {
+		return nil, fmt.Errorf("reports: encoding certification %s as JSON: %w", c.RunID, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// CertificationJUnit renders c as JUnit XML: a testsuite "requirements"
+// with one testcase per requirement (classname idemcheck.requirements.<against>)
+// and a testsuite "invariants" with one per invariant; FAIL is a <failure>,
+// INCONCLUSIVE a <skipped>, each with its reason. Suite times are the run's
+// duration in seconds; cases carry 0.
+func CertificationJUnit(c Certification) ([]byte, error) {
+	var d time.Duration
+	if !c.Started.IsZero() && c.Finished.After(c.Started) {
+		d = c.Finished.Sub(c.Started)
+	}
+	var reqs, invs []JUnitCase
+	for _, r := range c.Requirements {
+		class := "idemcheck.requirements"
+		if r.Against != "" {
+			class += "." + r.Against
+		}
+		text := strings.TrimSpace(r.Title + "\nsource: " + r.Source + "\n" + r.Reason)
+		if len(r.Evidence) > 0 {
+			text += fmt.Sprintf("\nevidence: %s in the certification report", plural(len(r.Evidence), "exchange"))
+		}
+		reqs = append(reqs, verdictCase(r.ID, class, r.Verdict, r.Reason, text))
+	}
+	for _, i := range c.Invariants {
+		text := fmt.Sprintf("evaluated %d times over %d %s\n%s", i.Evaluations, i.Subjects, i.Subject, i.Reason)
+		invs = append(invs, verdictCase(i.Name, "idemcheck.invariants", i.Verdict, i.Reason, strings.TrimSpace(text)))
+	}
+	name := "idemcheck certification " + c.RunID
+	return encodeJUnit(name, d,
+		junitSuite(name+": requirements", c.Started, d, reqs),
+		junitSuite(name+": invariants", c.Started, d, invs))
+}
+
+// verdictCase is a testcase for verdict v: passed, failed or skipped.
+func verdictCase(name, class string, v Verdict, reason, text string) JUnitCase {
+	c := JUnitCase{Name: name, Classname: class, Time: seconds(0)}
+	if reason == "" {
+		reason = string(v)
+	}
+	switch v {
+	case Pass:
+		c.SystemOut = text
+	case Fail:
+		c.Failure = &JUnitMessage{Message: firstLine(reason), Type: string(Fail), Text: text}
+	default:
+		c.Skipped = &JUnitMessage{Message: firstLine(reason), Text: text}
+	}
+	return c
+}

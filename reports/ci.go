@@ -1,0 +1,139 @@
+package reports
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// StepSummaryEnv names the file GitHub Actions renders as the job summary;
+// a step appends Markdown to it.
+const StepSummaryEnv = "GITHUB_STEP_SUMMARY"
+
+// AppendStepSummary appends md, followed by a blank line, to the file named
+// by GITHUB_STEP_SUMMARY; it does nothing and reports false when the
+// variable is unset or empty.
+func AppendStepSummary(md []byte) (bool, error) {
+	path := os.Getenv(StepSummaryEnv)
+	if path == "" {
+		return false, nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return false, fmt.Errorf("reports: job summary: %w", err)
+	}
+	_, werr := f.Write(append(append([]byte(nil), md...), '\n'))
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return false, fmt.Errorf("reports: job summary: %w", werr)
+	}
+	return true, nil
+}
+
+// FailureSummary is the short Markdown a CI job summary gets for failure f
+// whose full report is at report: the invariant, the plain-words
+// explanation and the message, the run's particulars, reproducibility, the
+// replay command and where the report is.
+func FailureSummary(f Failure, report string) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "### idemcheck: %s violated\n\n", mdText(f.Invariant))
+	if f.Explanation != "" {
+		b.WriteString(mdText(f.Explanation) + "\n\n")
+	}
+	fmt.Fprintf(&b, "> %s\n\n", mdText(firstLine(f.Message)))
+	var about []string
+	for _, kv := range [][2]string{{"test", f.Test}, {"mutant", f.Mutant}, {"provider", redactURL(f.Provider)}} {
+		if kv[1] != "" {
+			about = append(about, kv[0]+" "+code(kv[1], false))
+		}
+	}
+	about = append(about, plural(len(f.History.Steps), "shopper step"))
+	if f.Seed != 0 {
+		about = append(about, "seed "+code(strconv.FormatUint(f.Seed, 10), false))
+	}
+	if f.Reproducibility != nil {
+		about = append(about, "**"+f.Reproducibility.String()+"**")
+	}
+	b.WriteString(strings.Join(about, " · ") + "\n\n")
+	if f.Replay != "" {
+		writeFenced(&b, "sh", f.Replay)
+	}
+	if report != "" {
+		fmt.Fprintf(&b, "Report: %s (with %s and %s beside it; the job's artefact holds the folder).\n",
+			code(report, false), code("failure.curl.sh", false), code("failure.junit.xml", false))
+	}
+	return []byte(b.String())
+}
+
+// Progress prints the progress of a long run, so that it is never silent:
+// one line per completed requirement ("idemcheck: [3/12] PASS
+// replay-returns-first-response") and a running count of sequences every
+// Every sequences ("idemcheck: 50 sequences run"). Lines hold no times, so
+// a run's progress reads the same every time. It is safe for concurrent
+// use; each line is written whole.
+type Progress struct {
+	mu    sync.Mutex // guards w, total, every, done, seqs
+	w     io.Writer
+	total int
+	every int
+	done  int
+	seqs  int
+}
+
+// DefaultProgressEvery is how many sequences pass between two count lines.
+const DefaultProgressEvery = 10
+
+// NewProgress returns a Progress writing to w for a run of total
+// requirements (0 when unknown), with a count line every `every`
+// sequences (DefaultProgressEvery when every <= 0).
+func NewProgress(w io.Writer, total, every int) *Progress {
+	if every <= 0 {
+		every = DefaultProgressEvery
+	}
+	return &Progress{w: w, total: total, every: every}
+}
+
+// Requirement prints the line of a completed requirement: its number, its
+// verdict, its id and, for a FAIL or an INCONCLUSIVE, its reason.
+func (p *Progress) Requirement(r RequirementResult) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done++
+	n := strconv.Itoa(p.done)
+	if p.total > 0 {
+		n += "/" + strconv.Itoa(p.total)
+	}
+	line := fmt.Sprintf("idemcheck: [%s] %s %s", n, r.Verdict, r.ID)
+	if r.Verdict != Pass && r.Reason != "" {
+		line += ": " + firstLine(r.Reason)
+	}
+	_, err := io.WriteString(p.w, line+"\n")
+	return err
+}
+
+// Sequence counts one finished sequence and prints the running count when
+// it reaches a multiple of the Progress's interval.
+func (p *Progress) Sequence() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.seqs++
+	if p.seqs%p.every != 0 {
+		return nil
+	}
+	_, err := fmt.Fprintf(p.w, "idemcheck: %d sequences run\n", p.seqs)
+	return err
+}
+
+// Done prints the final count: "idemcheck: done, 3 requirements, 57
+// sequences".
+func (p *Progress) Done() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, err := fmt.Fprintf(p.w, "idemcheck: done, %s, %s\n", plural(p.done, "requirement"), plural(p.seqs, "sequence"))
+	return err
+}

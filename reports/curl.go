@@ -1,0 +1,196 @@
+package reports
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/idemcheck/idemcheck/models"
+)
+
+// DefaultCurlBase is the provider URL a curl script falls back to when
+// IDEMCHECK_PROVIDER_URL is unset and the failure's provider is not a URL
+// (the embedded provider): where `go run ./cmd/refprovider -addr
+// 127.0.0.1:8080` listens.
+const DefaultCurlBase = "http://127.0.0.1:8080"
+
+// CurlScript renders the wire exchanges of f as a bash script that replays
+// them with curl against ${IDEMCHECK_PROVIDER_URL}: every request that
+// reached the provider, in the order it reached it, one at a time, with its
+// exact Idempotency-Key header and its body rebuilt from the history
+// (models.ChargeRequest's JSON, which is what the reference client sends);
+// requests the fault layer kept from the provider are listed as comments.
+// It ends by asking the provider for the charges of every merchant
+// reference it sent, which is where a double charge shows.
+//
+// The secret is only referenced (${IDEMCHECK_API_KEY}, sent as a bearer
+// token when set); card tokens appear only for the public test cards
+// (tok_visa, tok_mastercard, tok_chargeDeclined), any other card is
+// ${IDEMCHECK_CARD_TOKEN}. Requests that overlapped in the run are sent one
+// after the other, so a failure that needs concurrency (no in-flight lock)
+// may not reproduce this way; the script says so.
+func CurlScript(f Failure) []byte {
+	var b strings.Builder
+	b.WriteString("#!/usr/bin/env bash\n")
+	fmt.Fprintf(&b, "# idemcheck: replays the wire exchanges of a %s failure with curl.\n", shellComment(f.Invariant))
+	if f.Explanation != "" {
+		fmt.Fprintf(&b, "# %s\n", shellComment(f.Explanation))
+	}
+	var about []string
+	for _, kv := range [][2]string{{"test", f.Test}, {"mutant", f.Mutant}, {"provider", redactURL(f.Provider)}} {
+		if kv[1] != "" {
+			about = append(about, kv[0]+" "+kv[1])
+		}
+	}
+	if f.Seed != 0 {
+		about = append(about, "seed "+strconv.FormatUint(f.Seed, 10))
+	}
+	fmt.Fprintf(&b, "# %s\n", shellComment(strings.Join(about, " · ")))
+	b.WriteString("#\n# Usage: IDEMCHECK_PROVIDER_URL=http://127.0.0.1:PORT [IDEMCHECK_API_KEY=...] bash failure.curl.sh\n")
+	if f.Mutant != "" {
+		fmt.Fprintf(&b, "# A provider with the same bug: go run ./cmd/refprovider -addr 127.0.0.1:0 -mutant %s\n", shellComment(f.Mutant))
+	}
+	b.WriteString("# Requests are sent one at a time, in the order they reached the provider in the run;\n")
+	b.WriteString("# faults are not replayed (a lost response is simply read here).\n")
+	b.WriteString("set -euo pipefail\n\n")
+	fmt.Fprintf(&b, "base=\"${IDEMCHECK_PROVIDER_URL:-%s}\"\n", defaultBase(f.Provider))
+	b.WriteString("auth=()\nif [ -n \"${IDEMCHECK_API_KEY:-}\" ]; then auth=(-H \"Authorization: Bearer ${IDEMCHECK_API_KEY}\"); fi\n\n")
+	b.WriteString("# send METHOD PATH_AND_QUERY [KEY_HEADER [BODY]]: one request; prints the status line, the\n")
+	b.WriteString("# Idempotent-Replayed header and the body.\n")
+	b.WriteString("send() {\n")
+	b.WriteString("  local args=(-sS -i -X \"$1\" \"${auth[@]}\")\n")
+	b.WriteString("  if [ \"$#\" -ge 3 ] && [ -n \"$3\" ]; then args+=(-H \"Idempotency-Key: $3\"); fi\n")
+	b.WriteString("  if [ \"$#\" -ge 4 ]; then args+=(-H 'Content-Type: application/json' --data-binary \"$4\"); fi\n")
+	b.WriteString("  local out\n")
+	b.WriteString("  out=\"$(curl \"${args[@]}\" \"${base}$2\")\"\n")
+	b.WriteString("  printf '%s\\n\\n' \"$out\" | tr -d '\\r' | grep -aiE '^(HTTP/|Idempotent-Replayed:|\\{|$)' || true\n")
+	b.WriteString("}\n\n")
+
+	exs := sortedExchanges(f.History)
+	sort.SliceStable(exs, func(i, j int) bool { return arrival(exs[i]) < arrival(exs[j]) })
+	base := origin(f.History)
+	refs := map[string]bool{}
+	var order []string
+	for i, ex := range exs {
+		head := fmt.Sprintf("# exchange %d, %s, fault %s", ex.ID, orDash(offset(base, ex.SentAt)), orDash(ex.Fault))
+		if !ex.Forwarded {
+			fmt.Fprintf(&b, "%s: never reached the provider, not sent\n\n", shellComment(head))
+			continue
+		}
+		if i > 0 && overlaps(exs[i-1], ex) {
+			head += ", sent while exchange " + strconv.Itoa(exs[i-1].ID) + " was still at the provider"
+		}
+		fmt.Fprintf(&b, "%s; the provider answered %s\n", shellComment(head), shellComment(strings.TrimSpace(providerSaw(ex)+" "+ex.ProviderChargeID)))
+		key := ""
+		if ex.HasKey {
+			key = ex.KeyHeader
+		}
+		target := ex.Path
+		if ex.Query != "" {
+			target += "?" + ex.Query
+		}
+		if !ex.IsPost() {
+			fmt.Fprintf(&b, "send %s %s %s\n\n", ex.Method, shellQuote(target), shellQuote(key))
+			continue
+		}
+		body, exact := chargeBody(ex)
+		if !exact {
+			b.WriteString("# the body is rebuilt from the history and its fingerprint differs from the one sent\n")
+		}
+		fmt.Fprintf(&b, "send POST %s %s %s\n\n", shellQuote(target), shellQuote(key), body)
+		if ex.MerchantReference != "" && !refs[ex.MerchantReference] {
+			refs[ex.MerchantReference] = true
+			order = append(order, ex.MerchantReference)
+		}
+	}
+	if len(order) > 0 {
+		b.WriteString("# The provider's charges for each merchant reference sent: more than one succeeded charge\n")
+		b.WriteString("# for one reference is a double charge.\n")
+		for _, ref := range order {
+			fmt.Fprintf(&b, "send GET %s\n", shellQuote("/v1/charges?merchant_reference="+url.QueryEscape(ref)))
+		}
+	}
+	return []byte(b.String())
+}
+
+// chargeBody is the shell-quoted JSON body of the create-charge request
+// ex, rebuilt from its recorded fields, and whether its fingerprint is the
+// one recorded (true when nothing was recorded to compare with).
+func chargeBody(ex models.Exchange) (quoted string, exact bool) {
+	cr := models.ChargeRequest{Amount: ex.Amount, Currency: ex.Currency, Source: models.TestCardToken(ex.Card),
+		Description: ex.Description, MerchantReference: ex.MerchantReference}
+	exact = ex.Fingerprint == "" || models.Fingerprint(cr) == ex.Fingerprint
+	if cr.Source == "" && ex.CardHash != "" {
+		// Not a public test card: the token comes from the environment.
+		const placeholder = "@@idemcheck-card@@"
+		cr.Source = placeholder
+		raw, _ := json.Marshal(cr) // plain fields: cannot fail
+		parts := strings.SplitN(string(raw), placeholder, 2)
+		return shellQuote(parts[0]) + `"${IDEMCHECK_CARD_TOKEN:?set IDEMCHECK_CARD_TOKEN to the card token}"` + shellQuote(parts[1]), exact
+	}
+	raw, _ := json.Marshal(cr) // plain fields: cannot fail
+	return shellQuote(string(raw)), exact
+}
+
+// arrival is where ex reached the provider in the history's order; one
+// that never did sorts where it was sent.
+func arrival(ex models.Exchange) int {
+	if ex.Forwarded && ex.ArrivalSeq != 0 {
+		return ex.ArrivalSeq
+	}
+	return ex.Seq
+}
+
+// overlaps reports whether next reached the provider while prev was still
+// being processed there.
+func overlaps(prev, next models.Exchange) bool {
+	return prev.Forwarded && (!prev.ProviderDone || prev.ProviderSeq > arrival(next))
+}
+
+// shellQuote quotes s for bash as one word: '…' with ' written as '\”.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// shellComment keeps s on one comment line.
+func shellComment(s string) string {
+	return strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s)
+}
+
+// defaultBase is the URL the script uses without IDEMCHECK_PROVIDER_URL:
+// the failure's provider when it is an http(s) URL (without credentials or
+// query), else DefaultCurlBase. It is written inside double quotes, so
+// characters bash would expand are refused.
+func defaultBase(provider string) string {
+	u, err := url.Parse(provider)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return DefaultCurlBase
+	}
+	s := redactURL(provider)
+	if strings.ContainsAny(s, "\"$`\\!") {
+		return DefaultCurlBase
+	}
+	return strings.TrimRight(s, "/")
+}
+
+// redactURL drops the credentials, query and fragment of a URL; anything
+// that does not parse as a URL with a host is returned unchanged.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		return s
+	}
+	u.User, u.RawQuery, u.Fragment = nil, "", ""
+	return u.String()
+}
+
+// orDash is s, or "-" when s is empty.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
