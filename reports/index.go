@@ -32,10 +32,11 @@ type RunEntry struct {
 }
 
 // RunFolder is the folder of a run inside a report directory:
-// "<UTC timestamp>-<run id>", the timestamp as 20060102T150405Z and the run
+// "<UTC timestamp>-<run id>", the timestamp as 20060102T150405.000Z (to the
+// millisecond, so two runs of one test a second apart stay apart) and the run
 // id with every character other than a letter, digit, '-' or '_' made '_'
 // ("TestConformance/replay-new-charge" → "TestConformance_replay-new-charge").
-// Two runs of one id started in the same second share a folder.
+// Two runs of one id started in the same millisecond share a folder.
 func RunFolder(started time.Time, runID string) string {
 	safe := strings.Map(func(r rune) rune {
 		if unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == '_' {
@@ -46,7 +47,7 @@ func RunFolder(started time.Time, runID string) string {
 	if safe == "" {
 		safe = "run"
 	}
-	return started.UTC().Format("20060102T150405Z") + "-" + safe
+	return started.UTC().Format("20060102T150405.000Z") + "-" + safe
 }
 
 // writeRun writes files (name → content) and e as run.json into
