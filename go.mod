@@ -10,6 +10,7 @@ require (
 )
 
 require (
+	github.com/anishathalye/porcupine v1.3.1 // indirect
 	github.com/bits-and-blooms/bitset v1.24.4 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 )
