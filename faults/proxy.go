@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -122,9 +123,19 @@ func NewProxy(upstream string, next http.RoundTripper, history *models.History, 
 // hopHeaders are not forwarded (RFC 9110 §7.6.1).
 var hopHeaders = []string{"Connection", "Keep-Alive", "Proxy-Connection", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
 
+// OpHeader, on a request to the Proxy, names the client operation it
+// belongs to (a decimal id): the proxy records it as Exchange.OpID, as
+// models.WithOp does in process, and does not forward the header.
+const OpHeader = "Idemcheck-Op"
+
 // ServeHTTP forwards one request through the fault schedule.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	out := r.Clone(r.Context())
+	ctx := r.Context()
+	if op, err := strconv.Atoi(r.Header.Get(OpHeader)); err == nil {
+		ctx = models.WithOp(ctx, op)
+	}
+	out := r.Clone(ctx)
+	out.Header.Del(OpHeader)
 	u := *p.upstream
 	u.Path = strings.TrimRight(p.upstream.Path, "/") + r.URL.Path
 	u.RawPath, u.RawQuery = "", r.URL.RawQuery
