@@ -15,7 +15,7 @@ import (
 
 // runBound is the most real time one certification run in these tests may
 // take; the duration budget is set to it, so a run cannot hang past it.
-const runBound = 90 * time.Second
+const runBound = 2 * time.Minute
 
 // startRef serves refprovider's handler (the reference provider, or the
 // provider mutant named) on a loopback port and returns its base URL.

@@ -52,11 +52,13 @@ type linOut struct {
 	digest string
 }
 
-// linState is Spec plus which exchange holds each key in flight.
+// linState is Spec plus which exchange holds each key in flight and which
+// exchanges have arrived (a completion step comes after its arrival).
 type linState struct {
-	spec  models.Spec
-	owner map[string]int // key -> exchange id processing it
-	keys  []string       // every key of the history, for Equal
+	spec    models.Spec
+	owner   map[string]int // key -> exchange id processing it
+	arrived map[int]bool   // exchange ids whose arrival step was taken
+	keys    []string       // every key of the history, for Equal
 }
 
 // at is the one instant of every step.
@@ -72,7 +74,17 @@ func (s linState) withOwner(key string, ex int) linState {
 	} else {
 		owner[key] = ex
 	}
-	return linState{spec: s.spec, owner: owner, keys: s.keys}
+	return linState{spec: s.spec, owner: owner, arrived: s.arrived, keys: s.keys}
+}
+
+func (s linState) withArrived(ex int) linState {
+	arrived := make(map[int]bool, len(s.arrived)+1)
+	for k := range s.arrived {
+		arrived[k] = true
+	}
+	arrived[ex] = true
+	s.arrived = arrived
+	return s
 }
 
 func linStep(state, input, output any) (bool, any) {
@@ -80,6 +92,7 @@ func linStep(state, input, output any) (bool, any) {
 	switch in.kind {
 	case linArrive:
 		next, x := s.spec.Arrive(in.key, true, in.fp, at)
+		s = s.withArrived(in.ex)
 		if x.Kind != models.ExpectProcess {
 			return true, s // not the processing request: its completion step judges it
 		}
@@ -87,6 +100,9 @@ func linStep(state, input, output any) (bool, any) {
 		s.spec = next
 		return true, s
 	case linComplete:
+		if !s.arrived[in.ex] {
+			return false, s
+		}
 		if s.owner[in.key] == in.ex && s.spec.Record(in.key, at).State == models.KeyInFlight {
 			s = s.withOwner(in.key, 0)
 			s.spec = s.spec.Complete(in.key, out.status, out.digest, at)
@@ -108,8 +124,13 @@ func linStep(state, input, output any) (bool, any) {
 
 func linEqual(a, b any) bool {
 	x, y := a.(linState), b.(linState)
-	if len(x.owner) != len(y.owner) {
+	if len(x.owner) != len(y.owner) || len(x.arrived) != len(y.arrived) {
 		return false
+	}
+	for k := range x.arrived {
+		if !y.arrived[k] {
+			return false
+		}
 	}
 	for k, v := range x.owner {
 		if y.owner[k] != v {
@@ -176,7 +197,7 @@ func linearizable(exs []models.Exchange, timeout time.Duration) porcupine.CheckR
 	}
 	model := porcupine.Model{
 		Init: func() any {
-			return linState{spec: models.NewSpec(24 * time.Hour), owner: map[string]int{}, keys: keys}
+			return linState{spec: models.NewSpec(24 * time.Hour), owner: map[string]int{}, arrived: map[int]bool{}, keys: keys}
 		},
 		Step:  linStep,
 		Equal: linEqual,
