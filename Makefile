@@ -1,7 +1,7 @@
 # idemcheck — the two commands of the README, and their parts.
 GO ?= go
 
-.PHONY: conformance test vet deps mutants-doc
+.PHONY: conformance certify test vet deps mutants-doc
 
 # The main job: the reference client against the embedded provider under
 # random fault schedules, with the per-invariant summary.
@@ -19,11 +19,19 @@ vet:
 	test -z "$$(gofmt -l .)" || { gofmt -l .; exit 1; }
 	$(GO) vet ./...
 
-# Go modules, and the WireMock standalone jar (npm package wiremock, pinned in
-# package.json / package-lock.json) that sut/wiremock starts with java.
+# Go modules; the WireMock standalone jar (npm package wiremock, pinned in
+# package.json / package-lock.json) that sut/wiremock starts with java; and
+# stripe-mock for the certification test against it (the test installs it
+# itself too, into the user cache; this warms the build cache).
 deps:
 	$(GO) mod download
 	test -f node_modules/wiremock/build/wiremock-standalone-3.13.2.jar || npm ci --no-audit --no-fund
+	GOBIN="$${XDG_CACHE_HOME:-$$HOME/.cache}/idemcheck/stripe-mock-v0.203.0" $(GO) install github.com/stripe/stripe-mock@v0.203.0
+
+# Certify a provider: the in-process refprovider, or IDEMCHECK_PROVIDER=<url>
+# with IDEMCHECK_DIALECT, IDEMCHECK_API_KEY, IDEMCHECK_PROFILE and budgets.
+certify: deps
+	$(GO) test ./conformance -run '^TestCertify$$' -count=1 -v
 
 # Regenerate docs/mutants.md from the kill matrix.
 mutants-doc: deps

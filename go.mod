@@ -3,6 +3,7 @@ module github.com/idemcheck/idemcheck
 go 1.26.8
 
 require (
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/failsafe-go/failsafe-go v0.9.8
 	github.com/google/uuid v1.6.0
 	github.com/stretchr/testify v1.12.1

@@ -61,7 +61,8 @@ func TestScheduleGen_LengthAtMostN(t *testing.T) {
 	})
 }
 
-// Every kind is reachable, and pass is the most common (about half).
+// Every kind but hold (a forced interleaving the harness places) is
+// reachable, and pass is the most common (about half).
 func TestGen_ReachesEveryKind(t *testing.T) {
 	seen := map[faults.Kind]int{}
 	const n = 2000
@@ -69,10 +70,14 @@ func TestGen_ReachesEveryKind(t *testing.T) {
 		seen[faults.Gen().Example(i).Kind]++
 	}
 	for _, k := range faults.Kinds() {
+		if k == faults.KindHold {
+			assert.Zero(t, seen[k], "hold is placed, never drawn")
+			continue
+		}
 		assert.Positive(t, seen[k], "kind %s never drawn in %d examples", k, n)
 	}
 	assert.Greater(t, seen[faults.KindPass], n/4)
-	assert.Len(t, seen, len(faults.Kinds()))
+	assert.Len(t, seen, len(faults.Kinds())-1)
 }
 
 // A schedule survives JSON (reports and fail files store it).

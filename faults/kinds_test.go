@@ -325,7 +325,7 @@ func TestFault_String(t *testing.T) {
 func TestKinds_ListsEveryKindInNameOrder(t *testing.T) {
 	assert.Equal(t, []faults.Kind{
 		faults.KindStatus400, faults.KindStatus422, faults.KindStatus429, faults.KindStatus500, faults.KindStatus503,
-		faults.KindDelay, faults.KindDropRequest, faults.KindLoseResponse,
+		faults.KindDelay, faults.KindDropRequest, faults.KindHold, faults.KindLoseResponse,
 		faults.KindPass, faults.KindReset, faults.KindSlowProcessing,
 	}, faults.Kinds())
 	ks := faults.Kinds()
@@ -335,7 +335,7 @@ func TestKinds_ListsEveryKindInNameOrder(t *testing.T) {
 
 func TestForwards_ExactlyTheKindsThatReachTheProvider(t *testing.T) {
 	forwarding := map[faults.Kind]bool{
-		faults.KindPass: true, faults.KindDelay: true,
+		faults.KindPass: true, faults.KindDelay: true, faults.KindHold: true,
 		faults.KindLoseResponse: true, faults.KindSlowProcessing: true,
 	}
 	for _, k := range faults.Kinds() {
@@ -351,6 +351,7 @@ func TestForwards_AgreesWithTransport(t *testing.T) {
 		faults.KindDelay:          {Kind: faults.KindDelay, Delay: time.Second},
 		faults.KindSlowProcessing: {Kind: faults.KindSlowProcessing, Delay: time.Second},
 		faults.KindStatus429:      {Kind: faults.KindStatus429, RetryAfter: 1},
+		faults.KindHold:           {Kind: faults.KindHold, Delay: time.Second}, // alone: forwarded after its bound
 	}
 	for _, k := range faults.Kinds() {
 		t.Run(string(k), func(t *testing.T) {

@@ -27,11 +27,14 @@ type Transport struct {
 	// Now is the clock; default time.Now (virtual inside a synctest bubble).
 	Now func() time.Time
 
-	mu       sync.Mutex // guards schedule, n, healed, injected
+	mu       sync.Mutex // guards schedule, n, healed, injected, arrived
 	schedule []Fault
 	n        int
 	healed   bool
 	injected map[Kind]int
+	// arrived is closed when a request that is not held arrives, waking
+	// the held ones (KindHold); then replaced.
+	arrived chan struct{}
 }
 
 // NewTransport returns a Transport applying schedule in front of next.
@@ -67,23 +70,31 @@ func (t *Transport) Injected() map[Kind]int {
 
 // begin takes the next fault of the schedule and records the exchange
 // under one lock, so that the n-th exchange recorded is the one that got
-// schedule[n] even when requests race.
-func (t *Transport) begin(ex models.Exchange) (Fault, int, error) {
+// schedule[n] even when requests race. wake is closed when the next
+// request that is not held arrives (for KindHold).
+func (t *Transport) begin(ex models.Exchange) (f Fault, id int, wake <-chan struct{}, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	f := Fault{Kind: KindPass}
+	f = Fault{Kind: KindPass}
 	if !t.healed && t.n < len(t.schedule) {
 		f = t.schedule[t.n]
 	}
 	if _, ok := registry[f.Kind]; !ok {
-		return f, 0, errors.New("faults: unknown fault kind " + string(f.Kind))
+		return f, 0, nil, errors.New("faults: unknown fault kind " + string(f.Kind))
 	}
 	t.n++
 	if f.Kind != KindPass {
 		t.injected[f.Kind]++
 	}
+	if t.arrived == nil {
+		t.arrived = make(chan struct{})
+	}
+	if f.Kind != KindHold {
+		close(t.arrived)
+		t.arrived = make(chan struct{})
+	}
 	ex.Fault = f.String()
-	return f, t.History.BeginExchange(ex), nil
+	return f, t.History.BeginExchange(ex), t.arrived, nil
 }
 
 func (t *Transport) now() time.Time {
@@ -109,12 +120,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	ex.SentAt = t.now()
 	ex.OpID = models.OpFrom(req.Context())
-	f, id, err := t.begin(ex)
+	f, id, wake, err := t.begin(ex)
 	if err != nil {
 		return nil, err
 	}
 
-	ctx := context.WithValue(req.Context(), exchangeKey{}, id)
+	ctx := context.WithValue(context.WithValue(req.Context(), exchangeKey{}, id), holdKey{}, wake)
 	out := req.Clone(ctx)
 	out.Body = io.NopCloser(bytes.NewReader(body))
 	apply := registry[f.Kind].apply

@@ -25,8 +25,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/idemcheck/idemcheck/sut/mutants"
 	"github.com/idemcheck/idemcheck/sut/provider"
+	"github.com/idemcheck/idemcheck/sut/provider/server"
 )
 
 func main() {
@@ -71,46 +71,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	return nil
 }
 
-// Handler is the provider refprovider serves: the reference provider with
-// retention and a processing delay, or the provider mutant called mutant.
-// A client mutant is an error: refprovider serves providers only.
+// Handler is server.Handler: the reference provider with retention and a
+// processing delay, or the provider mutant called mutant.
 func Handler(mutant string, retention, processing time.Duration) (http.Handler, error) {
-	cfg := provider.Config{Retention: retention}
-	if processing > 0 {
-		cfg.BeforeCommit = func(r *http.Request) {
-			t := time.NewTimer(processing)
-			defer t.Stop()
-			select {
-			case <-t.C:
-			case <-r.Context().Done():
-			}
-		}
-	}
-	if mutant != "" {
-		m, err := mutants.Lookup(mutant)
-		if err != nil {
-			return nil, err
-		}
-		if m.Provider == nil {
-			return nil, fmt.Errorf("mutant %q is a client mutant; refprovider serves provider mutants only", mutant)
-		}
-		m.Provider(&cfg)
-	}
-	return provider.New(cfg), nil
+	return server.Handler(mutant, retention, processing)
 }
 
-// Listen listens on addr, which must name a loopback IP (127.0.0.1, ::1)
-// or "localhost".
-func Listen(addr string) (net.Listener, error) {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, err
-	}
-	if host != "localhost" {
-		ip := net.ParseIP(host)
-		if ip == nil || !ip.IsLoopback() {
-			return nil, fmt.Errorf("-addr %s is not a loopback address (127.0.0.1 or ::1)", addr)
-		}
-	}
-	return net.Listen("tcp", addr)
-}
+// Listen is server.Listen: it accepts loopback addresses only.
+func Listen(addr string) (net.Listener, error) { return server.Listen(addr) }

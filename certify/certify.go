@@ -1,0 +1,153 @@
+package certify
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/idemcheck/idemcheck/faults"
+	"github.com/idemcheck/idemcheck/models"
+	"github.com/idemcheck/idemcheck/reports"
+	"github.com/idemcheck/idemcheck/sut/remote"
+)
+
+// Options tune a certification run; the zero value of a field means its
+// default.
+type Options struct {
+	// Concurrency is how many requests with one key the concurrency
+	// requirement sends at once (released together by a hold barrier in
+	// the proxy); default 3.
+	Concurrency int
+	// MaxTries bounds the sends with one key when settling an unknown
+	// outcome (no response, 409, 429, 5xx); default 5.
+	MaxTries int
+	// RequestTimeout bounds each request; default 15s.
+	RequestTimeout time.Duration
+	// RetentionWaitMax is the longest the retention requirement may wait
+	// for a window to nearly pass; a profile window longer than this makes
+	// it INCONCLUSIVE; default 2m.
+	RetentionWaitMax time.Duration
+	// CheckTimeout bounds each linearizability check; default 10s (then
+	// the requirement is INCONCLUSIVE).
+	CheckTimeout time.Duration
+	// Only, when not empty, runs just these requirement ids; the others
+	// are INCONCLUSIVE ("not selected").
+	Only []string
+}
+
+func (o Options) withDefaults() Options {
+	if o.Concurrency < 2 {
+		o.Concurrency = 3
+	}
+	if o.MaxTries <= 0 {
+		o.MaxTries = 5
+	}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = 15 * time.Second
+	}
+	if o.RetentionWaitMax <= 0 {
+		o.RetentionWaitMax = 2 * time.Minute
+	}
+	if o.CheckTimeout <= 0 {
+		o.CheckTimeout = 10 * time.Second
+	}
+	return o
+}
+
+// Certify builds the remote provider from cfg — refusing, before any
+// request, a live-looking key or a production profile (remote.ErrLiveCredential)
+// — and runs the certification against it.
+func Certify(ctx context.Context, cfg remote.Config, opts Options) (reports.Certification, error) {
+	p, err := remote.New(cfg)
+	if err != nil {
+		return reports.Certification{}, err
+	}
+	return Run(ctx, p, opts)
+}
+
+// Run certifies p: every requirement of Requirements, in order, each with
+// its verdict, the promise it was tested against (draft or profile) and
+// the exchanges that decided it. A requirement that does not fit in what
+// is left of the budgets is INCONCLUSIVE and sends nothing. The error is
+// for a run that could not start (the proxy); verdicts carry the rest.
+func Run(ctx context.Context, p *remote.Provider, opts Options) (reports.Certification, error) {
+	opts = opts.withDefaults()
+	prof := p.Profile()
+	cert := reports.Certification{
+		RunID: p.RunID(), Provider: p.BaseURL(), Dialect: p.Dialect(), Profile: prof.Name,
+		Started: time.Now().UTC(),
+	}
+	ctx, cancel := context.WithDeadline(ctx, p.Meter().Deadline())
+	defer cancel()
+	hist := models.NewHistory()
+	proxy, err := faults.NewProxy(p.BaseURL(), p.Transport(), hist, nil)
+	if err != nil {
+		return cert, err
+	}
+	defer proxy.Close()
+	r := &runner{
+		ctx: ctx, p: p, opts: opts, hist: hist, proxy: proxy,
+		client: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}},
+	}
+	if p2, ok := p.Account2(); ok {
+		r.account = &http.Client{Transport: faults.NewTransport(&faults.RemoteWire{Next: p2.Transport(), History: hist}, hist, nil)}
+	}
+	only := map[string]bool{}
+	for _, id := range opts.Only {
+		only[id] = true
+	}
+	for _, req := range Requirements() {
+		res := reports.RequirementResult{ID: req.ID, Title: req.Title, Source: req.Source, Against: req.against(prof)}
+		switch {
+		case len(only) > 0 && !only[req.ID]:
+			res.Verdict, res.Reason = reports.Inconclusive, "not selected for this run"
+		default:
+			res = r.run(req, res)
+		}
+		cert.Requirements = append(cert.Requirements, res)
+	}
+	cert.Finished = time.Now().UTC()
+	cert.Budgets = p.Meter().Budgets()
+	return cert, nil
+}
+
+// run runs one requirement and fills its verdict and evidence.
+func (r *runner) run(req Requirement, res reports.RequirementResult) reports.RequirementResult {
+	proxyN := len(r.hist.Snapshot().Exchanges)
+	r.start = proxyN
+	c := costOf(req, r.opts)
+	if err := r.afford(c.requests, c.posts); err != nil {
+		res.Verdict, res.Reason = reports.Inconclusive, err.Error()+" for this requirement"
+		return res
+	}
+	v, reason, err := req.check(r)
+	r.proxy.Schedule(nil)
+	switch {
+	case errors.Is(err, errBudget):
+		v, reason = reports.Inconclusive, err.Error()
+	case err != nil:
+		v, reason = reports.Inconclusive, "could not be tested: "+err.Error()
+	}
+	res.Verdict, res.Reason = v, reason
+	res.Evidence = r.hist.Snapshot().Exchanges[proxyN:]
+	return res
+}
+
+// WriteJSON writes cert to dir/certification.json (dir is created) and
+// returns the file's path. The API key is never in it: reports carry no
+// headers but the Idempotency-Key, and remote.APIKey marshals redacted.
+func WriteJSON(dir string, cert reports.Certification) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	b, err := json.MarshalIndent(cert, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "certification.json")
+	return path, os.WriteFile(path, append(b, '\n'), 0o644)
+}

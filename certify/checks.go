@@ -1,0 +1,356 @@
+package certify
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/idemcheck/idemcheck/faults"
+	"github.com/idemcheck/idemcheck/models"
+	"github.com/idemcheck/idemcheck/reports"
+	"github.com/idemcheck/idemcheck/sut/remote"
+)
+
+// The card tokens of PROVIDER_API.md.
+const (
+	tokMastercard = "tok_mastercard"
+	tokDeclined   = "tok_chargeDeclined"
+)
+
+type verdict = reports.Verdict
+
+const (
+	pass = reports.Pass
+	fail = reports.Fail
+	inc  = reports.Inconclusive
+)
+
+// evidence is the exchanges of the requirement running so far.
+func (r *runner) evidence() []models.Exchange { return r.hist.Snapshot().Exchanges[r.start:] }
+
+// judge runs the linearizability check over the requirement's exchanges:
+// ok, or a FAIL / INCONCLUSIVE reason.
+func (r *runner) judge() (verdict, string) {
+	switch linearizable(r.evidence(), r.opts.CheckTimeout) {
+	case porcupine.Illegal:
+		return fail, "no order of the provider's decisions explains its answers under models.Spec (porcupine: illegal)"
+	case porcupine.Unknown:
+		return inc, "the linearizability check ran out of time"
+	}
+	return pass, ""
+}
+
+// judged is v, reason unless the linearizability check fails first.
+func (r *runner) judged(v verdict, reason string) (verdict, string, error) {
+	if v == pass {
+		v, reason = r.judge()
+	}
+	return v, reason, nil
+}
+
+// created sends body under keyHeader and wants a 201: anything else makes
+// the requirement INCONCLUSIVE (it cannot be tested without a first charge).
+func (r *runner) created(keyHeader string, body models.ChargeRequest) (answer, string, error) {
+	a, err := r.post(keyHeader, body)
+	if err != nil {
+		return a, "", err
+	}
+	if a.err != nil || a.status != 201 {
+		return a, fmt.Sprintf("the first create answered %s, not 201", a.short()), nil
+	}
+	return a, "", nil
+}
+
+// same reports whether b repeats a's status and body.
+func same(a, b answer) bool {
+	return a.err == nil && b.err == nil && a.status == b.status && a.digest() == b.digest()
+}
+
+// charges checks the lookup by body's reference finds exactly want
+// charges; the reason says what it found otherwise.
+func (r *runner) charges(ref string, want int) (string, error) {
+	cs, err := r.find(ref)
+	if err != nil {
+		return "", err
+	}
+	if len(cs) == want {
+		return "", nil
+	}
+	ids := make([]string, len(cs))
+	for i, c := range cs {
+		ids[i] = c.ID
+	}
+	return fmt.Sprintf("lookup by merchant reference found %d charges [%s], want %d", len(cs), strings.Join(ids, " "), want), nil
+}
+
+func checkReplay(r *runner) (verdict, string, error) {
+	key := models.FormatKey(newKey())
+	body := r.charge("replay")
+	first, why, err := r.created(key, body)
+	if err != nil || why != "" {
+		return inc, why, err
+	}
+	again, err := r.post(key, body)
+	if err != nil {
+		return inc, "", err
+	}
+	if !same(first, again) {
+		return fail, fmt.Sprintf("a retry with the same key and body answered %s, not the first response %s", again.short(), first.short()), nil
+	}
+	note := ""
+	if !r.p.Profile().ErrorsStored {
+		note = "decline replay not tested: the profile says errors are not stored"
+	} else {
+		key, body := models.FormatKey(newKey()), r.charge("replay-decline")
+		body.Source = tokDeclined
+		d1, err := r.post(key, body)
+		if err != nil {
+			return inc, "", err
+		}
+		if d1.err != nil || d1.status != 402 {
+			note = fmt.Sprintf("decline replay not tested: the declining card answered %s, not 402", d1.short())
+		} else {
+			d2, err := r.post(key, body)
+			if err != nil {
+				return inc, "", err
+			}
+			if !same(d1, d2) {
+				return fail, fmt.Sprintf("a retried decline answered %s with another body, not the first 402", d2.short()), nil
+			}
+		}
+	}
+	v, reason, err := r.judged(pass, "")
+	if v == pass {
+		reason = note
+	}
+	return v, reason, err
+}
+
+func checkMismatch(r *runner) (verdict, string, error) {
+	key := models.FormatKey(newKey())
+	body := r.charge("mismatch")
+	_, why, err := r.created(key, body)
+	if err != nil || why != "" {
+		return inc, why, err
+	}
+	other := func(f func(*models.ChargeRequest)) models.ChargeRequest { b := body; f(&b); return b }
+	variants := []struct {
+		what string
+		body models.ChargeRequest
+	}{
+		{"amount", other(func(b *models.ChargeRequest) { b.Amount++ })},
+		{"currency", other(func(b *models.ChargeRequest) { b.Currency = "EUR" })},
+		{"card", other(func(b *models.ChargeRequest) { b.Source = tokMastercard })},
+	}
+	for _, v := range variants {
+		a, err := r.post(key, v.body)
+		if err != nil {
+			return inc, "", err
+		}
+		if a.err != nil || a.status != 422 {
+			return fail, fmt.Sprintf("the same key with another %s answered %s, not 422 (wire status %d per the profile)", v.what, a.short(), r.p.Profile().Statuses.Mismatch), nil
+		}
+	}
+	why, err = r.charges(body.MerchantReference, 1)
+	if err != nil || why != "" {
+		return fail, why, err
+	}
+	return r.judged(pass, "")
+}
+
+func checkMissingKey(r *runner) (verdict, string, error) {
+	prof := r.p.Profile()
+	if !prof.KeyRequired {
+		return inc, fmt.Sprintf("profile %q does not declare keys required (key_required: false)", prof.Name), nil
+	}
+	body := r.charge("missing-key")
+	a, err := r.post("", body)
+	if err != nil {
+		return inc, "", err
+	}
+	if a.err != nil || a.status != 400 {
+		return fail, fmt.Sprintf("a create without Idempotency-Key answered %s, not 400", a.short()), nil
+	}
+	why, err := r.charges(body.MerchantReference, 0)
+	if err != nil || why != "" {
+		return fail, why, err
+	}
+	return pass, "", nil
+}
+
+func checkConcurrent(r *runner) (verdict, string, error) {
+	n := r.opts.Concurrency
+	sched := make([]faults.Fault, n)
+	for i := range n - 1 {
+		sched[i] = faults.Fault{Kind: faults.KindHold, Delay: r.opts.RequestTimeout / 2}
+	}
+	sched[n-1] = faults.Fault{Kind: faults.KindPass}
+	r.proxy.Schedule(sched)
+	key, body := models.FormatKey(newKey()), r.charge("concurrent")
+	answers := make([]answer, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { answers[i], errs[i] = r.post(key, body) })
+	}
+	wg.Wait()
+	r.proxy.Schedule(nil)
+	seen := make([]string, n)
+	for i := range n {
+		if errs[i] != nil {
+			return inc, "", errs[i]
+		}
+		seen[i] = answers[i].short()
+	}
+	why, err := r.charges(body.MerchantReference, 1)
+	if err != nil {
+		return inc, "", err
+	}
+	if why != "" {
+		return fail, fmt.Sprintf("%d concurrent requests with one key (answers %s): %s", n, strings.Join(seen, ", "), why), nil
+	}
+	v, reason := r.judge()
+	if v != pass {
+		reason = fmt.Sprintf("%s; answers %s", reason, strings.Join(seen, ", "))
+	}
+	return v, reason, nil
+}
+
+func checkLostResponse(r *runner) (verdict, string, error) {
+	r.proxy.Schedule([]faults.Fault{{Kind: faults.KindLoseResponse}})
+	key, body := models.FormatKey(newKey()), r.charge("lost-response")
+	first, err := r.post(key, body)
+	if err != nil {
+		return inc, "", err
+	}
+	lost := r.evidence()[0]
+	if first.err == nil || !lost.ProviderDone {
+		return inc, "the response was not lost after the provider answered", nil
+	}
+	if lost.ProviderStatus != 201 {
+		return inc, fmt.Sprintf("the provider answered the lost request %d, not 201", lost.ProviderStatus), nil
+	}
+	a, tries, err := r.settle(key, body)
+	if err != nil {
+		return inc, "", err
+	}
+	if a.unknown() {
+		return fail, fmt.Sprintf("after the lost response, %d retries with the same key still answered %s", tries, a.short()), nil
+	}
+	if a.status != lost.ProviderStatus || a.digest() != lost.ProviderBodyDigest {
+		return fail, fmt.Sprintf("the retry answered %s, not the lost response 201 %s", a.short(), lost.ProviderChargeID), nil
+	}
+	cs, err := r.find(body.MerchantReference)
+	if err != nil {
+		return inc, "", err
+	}
+	if len(cs) != 1 || cs[0].ID != lost.ProviderChargeID {
+		ids := make([]string, len(cs))
+		for i, c := range cs {
+			ids[i] = c.ID
+		}
+		return fail, fmt.Sprintf("lookup by merchant reference found [%s], want exactly the lost charge %s", strings.Join(ids, " "), lost.ProviderChargeID), nil
+	}
+	return r.judged(pass, "")
+}
+
+func checkRetries(r *runner) (verdict, string, error) {
+	r.proxy.Schedule([]faults.Fault{{Kind: faults.KindStatus500}, {Kind: faults.KindStatus429, RetryAfter: 1}, {Kind: faults.KindStatus503}})
+	key, body := models.FormatKey(newKey()), r.charge("retries")
+	a, tries, err := r.settle(key, body)
+	if err != nil {
+		return inc, "", err
+	}
+	if a.unknown() {
+		v, reason := r.judge()
+		if v == pass {
+			v = fail
+		}
+		return v, fmt.Sprintf("%d sends with the same key after 500, 429 and 503 still answered %s; %s", tries, a.short(), reason), nil
+	}
+	again, err := r.post(key, body)
+	if err != nil {
+		return inc, "", err
+	}
+	if !same(a, again) {
+		return fail, fmt.Sprintf("a retry after the key settled on %s answered %s", a.short(), again.short()), nil
+	}
+	want := 0
+	if a.status == 201 {
+		want = 1
+	}
+	why, err := r.charges(body.MerchantReference, want)
+	if err != nil || why != "" {
+		return fail, why, err
+	}
+	return r.judged(pass, "")
+}
+
+func checkQuotedKey(r *runner) (verdict, string, error) {
+	if r.p.Dialect() == remote.DialectStripe {
+		return inc, "the stripe dialect sends every key as a bare token: the quoted form never reaches the provider", nil
+	}
+	key, body := newKey(), r.charge("quoted-key")
+	first, why, err := r.created(models.FormatKey(key), body)
+	if err != nil || why != "" {
+		return inc, why, err
+	}
+	bare, err := r.post(key, body)
+	if err != nil {
+		return inc, "", err
+	}
+	if !same(first, bare) {
+		return fail, fmt.Sprintf("the bare token after the quoted key answered %s, not the replay of %s", bare.short(), first.short()), nil
+	}
+	return r.judged(pass, "")
+}
+
+func checkRetention(r *runner) (verdict, string, error) {
+	prof := r.p.Profile()
+	window := time.Duration(prof.RetentionWindow)
+	if window > r.opts.RetentionWaitMax {
+		return inc, fmt.Sprintf("profile %q publishes a %s retention window, longer than the %s this run may wait", prof.Name, window, r.opts.RetentionWaitMax), nil
+	}
+	wait := window - min(window/10, 5*time.Second)
+	if dl, ok := r.ctx.Deadline(); ok && time.Until(dl) < wait+2*r.opts.RequestTimeout {
+		return inc, fmt.Sprintf("%s: waiting %s does not fit in the duration left", errBudget, wait), nil
+	}
+	key, body := models.FormatKey(newKey()), r.charge("retention")
+	first, why, err := r.created(key, body)
+	if err != nil || why != "" {
+		return inc, why, err
+	}
+	if err := pause(r.ctx, wait); err != nil {
+		return inc, fmt.Sprintf("%s: duration spent while waiting", errBudget), nil
+	}
+	again, err := r.post(key, body)
+	if err != nil {
+		return inc, "", err
+	}
+	if !same(first, again) {
+		return fail, fmt.Sprintf("a retry %s after the first answer, inside the published %s window, answered %s, not the replay of %s", wait, window, again.short(), first.short()), nil
+	}
+	return pass, "", nil
+}
+
+func checkCrossAccount(r *runner) (verdict, string, error) {
+	if r.account == nil {
+		return inc, "needs a second account's API key (IDEMCHECK_API_KEY_2)", nil
+	}
+	key, body := models.FormatKey(newKey()), r.charge("cross-account")
+	first, why, err := r.created(key, body)
+	if err != nil || why != "" {
+		return inc, why, err
+	}
+	other, err := r.postAs(key, body)
+	if err != nil {
+		return inc, "", err
+	}
+	if same(first, other) {
+		return fail, fmt.Sprintf("the second account sending the first account's key got its response replayed (%s)", other.short()), nil
+	}
+	return pass, "", nil
+}

@@ -1,0 +1,234 @@
+package certify
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/idemcheck/idemcheck/faults"
+	"github.com/idemcheck/idemcheck/models"
+	"github.com/idemcheck/idemcheck/sut/remote"
+)
+
+// runner drives one certification run: it sends PROVIDER_API requests
+// through the fault proxy (or, for the second account, a recording
+// transport) and reads the history. Sends are bounded by the meter (checked
+// before every request), the run's deadline and the per-request timeout.
+type runner struct {
+	ctx     context.Context // ends at the duration budget
+	p       *remote.Provider
+	opts    Options
+	hist    *models.History
+	proxy   *faults.Proxy
+	client  *http.Client
+	account *http.Client // the second account's client, nil without one
+	start   int          // the first exchange index of the requirement running
+	mu      sync.Mutex   // guards op
+	op      int
+}
+
+// errBudget marks a requirement stopped by a budget: its verdict is
+// INCONCLUSIVE.
+var errBudget = errors.New("budget")
+
+// answer is what the client got for one request.
+type answer struct {
+	status int
+	body   []byte
+	header http.Header
+	err    error // a transport error: the outcome is unknown
+}
+
+func (a answer) digest() string { return models.BodyDigest(a.body) }
+
+// chargeID is the id in a 2xx charge body, or "".
+func (a answer) chargeID() string {
+	if a.status < 200 || a.status > 299 {
+		return ""
+	}
+	var c models.Charge
+	_ = json.Unmarshal(a.body, &c) // a body that is not a charge has no id
+	return c.ID
+}
+
+// short describes the answer for a reason: "201 ch_000001", "409", "reset".
+func (a answer) short() string {
+	switch {
+	case a.err != nil:
+		return "no response"
+	case a.chargeID() != "":
+		return fmt.Sprintf("%d %s", a.status, a.chargeID())
+	}
+	return strconv.Itoa(a.status)
+}
+
+// unknown reports whether the outcome is unknown and worth a retry with
+// the same key: no response, 409, 429 or a 5xx.
+func (a answer) unknown() bool {
+	return a.err != nil || a.status == 409 || a.status == 429 || a.status >= 500
+}
+
+func (r *runner) nextOp() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.op++
+	return r.op
+}
+
+// charge is a new request body of this run under a new merchant reference.
+func (r *runner) charge(label string) models.ChargeRequest {
+	return models.ChargeRequest{
+		Amount: 1099, Currency: "USD", Source: "tok_visa",
+		Description:       "idemcheck certification run " + r.p.RunID(),
+		MerchantReference: r.p.Reference(label),
+	}
+}
+
+func newKey() string { return uuid.NewString() }
+
+// afford fails with errBudget, without sending, when requests (posts of
+// them creates) do not fit in the budget or the run's time is up.
+func (r *runner) afford(requests, posts int) error {
+	if r.ctx.Err() != nil {
+		return fmt.Errorf("%w: duration of %s spent", errBudget, r.p.Config().Limits.MaxDuration)
+	}
+	if ok, what := r.p.Meter().Afford(requests, posts); !ok {
+		return fmt.Errorf("%w: not enough %s left", errBudget, what)
+	}
+	return nil
+}
+
+// post sends one create through the proxy: keyHeader is the
+// Idempotency-Key header value as sent ("" for none).
+func (r *runner) post(keyHeader string, body models.ChargeRequest) (answer, error) {
+	return r.send(r.client, http.MethodPost, r.proxy.URL+"/v1/charges", keyHeader, body)
+}
+
+// postAs sends one create as the second account.
+func (r *runner) postAs(keyHeader string, body models.ChargeRequest) (answer, error) {
+	return r.send(r.account, http.MethodPost, r.p.BaseURL()+"/v1/charges", keyHeader, body)
+}
+
+func (r *runner) send(c *http.Client, method, url, keyHeader string, body models.ChargeRequest) (answer, error) {
+	if err := r.afford(1, 1); err != nil {
+		return answer{}, err
+	}
+	b, _ := json.Marshal(body) // a plain struct
+	ctx, cancel := context.WithTimeout(r.ctx, r.opts.RequestTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(b))
+	if err != nil {
+		return answer{}, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(faults.OpHeader, strconv.Itoa(r.nextOp()))
+	if keyHeader != "" {
+		req.Header.Set(models.IdempotencyKeyHeader, keyHeader)
+	}
+	return r.do(c, req)
+}
+
+func (r *runner) do(c *http.Client, req *http.Request) (answer, error) {
+	resp, err := c.Do(req)
+	if err != nil {
+		if r.ctx.Err() != nil {
+			return answer{}, fmt.Errorf("%w: duration of %s spent", errBudget, r.p.Config().Limits.MaxDuration)
+		}
+		if errors.Is(err, remote.ErrBudget) {
+			return answer{}, fmt.Errorf("%w: %v", errBudget, err)
+		}
+		return answer{err: err}, nil
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if err != nil {
+		return answer{err: err}, nil
+	}
+	a := answer{status: resp.StatusCode, body: b, header: resp.Header}
+	if a.status == http.StatusBadGateway && r.overBudget() {
+		return a, fmt.Errorf("%w: the meter refused a request", errBudget)
+	}
+	return a, nil
+}
+
+// overBudget reports whether not even one more request fits.
+func (r *runner) overBudget() bool {
+	ok, _ := r.p.Meter().Afford(1, 0)
+	return !ok
+}
+
+// find lists the charges with merchant reference ref through the proxy.
+func (r *runner) find(ref string) ([]models.Charge, error) {
+	if err := r.afford(1, 0); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(r.ctx, r.opts.RequestTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.proxy.URL+"/v1/charges?merchant_reference="+ref, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set(faults.OpHeader, strconv.Itoa(r.nextOp()))
+	a, err := r.do(r.client, req)
+	if err != nil {
+		return nil, err
+	}
+	if a.err != nil || a.status != http.StatusOK {
+		return nil, fmt.Errorf("lookup by reference answered %s", a.short())
+	}
+	var list models.ChargeList
+	if err := json.Unmarshal(a.body, &list); err != nil {
+		return nil, fmt.Errorf("lookup by reference: the answer is not a charge list")
+	}
+	return list.Data, nil
+}
+
+// settle sends body under keyHeader until the outcome is known (not
+// unknown()) or Options.MaxTries sends were made. Between tries it waits
+// what a 429 or 503 asks in Retry-After, else 100 ms doubling to 1.6 s; a
+// Retry-After longer than the run has left stops it with errBudget.
+func (r *runner) settle(keyHeader string, body models.ChargeRequest) (answer, int, error) {
+	var a answer
+	for try := 1; ; try++ {
+		var err error
+		if a, err = r.post(keyHeader, body); err != nil {
+			return a, try, err
+		}
+		if !a.unknown() || try >= r.opts.MaxTries {
+			return a, try, nil
+		}
+		wait := min(100*time.Millisecond<<(try-1), 1600*time.Millisecond)
+		if a.header != nil && (a.status == 429 || a.status == 503) {
+			if ra := remote.RetryAfter(&http.Response{Header: a.header}, time.Now()); ra > 0 {
+				wait = ra
+			}
+		}
+		if dl, ok := r.ctx.Deadline(); ok && time.Until(dl) < wait {
+			return a, try, fmt.Errorf("%w: Retry-After %s is longer than the run has left", errBudget, wait)
+		}
+		if err := pause(r.ctx, wait); err != nil {
+			return a, try, fmt.Errorf("%w: duration spent", errBudget)
+		}
+	}
+}
+
+// pause waits d or until ctx ends (then its error).
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

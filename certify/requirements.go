@@ -1,0 +1,94 @@
+package certify
+
+import (
+	"github.com/idemcheck/idemcheck/reports"
+	"github.com/idemcheck/idemcheck/sut/remote"
+)
+
+// Requirement is one fixed, documented promise a certification checks.
+// The list, in order, is Requirements; docs/profiles.md describes each.
+type Requirement struct {
+	// ID is the stable name, as in reports.RequirementResult.ID.
+	ID string
+	// Title is one sentence in plain words.
+	Title string
+	// Source is where the rule comes from.
+	Source string
+	// against says whether the draft or the provider's profile is tested.
+	against func(remote.Profile) string
+	// cost is the most requests and creates it sends (checked before it
+	// starts: a requirement that does not fit sends nothing).
+	cost  cost
+	check func(*runner) (reports.Verdict, string, error)
+}
+
+type cost struct{ requests, posts int }
+
+// What a requirement is tested against.
+const (
+	AgainstDraft   = "draft"
+	AgainstProfile = "profile"
+)
+
+func draft(remote.Profile) string   { return AgainstDraft }
+func profile(remote.Profile) string { return AgainstProfile }
+
+// The requirement ids.
+const (
+	ReqReplay       = "replay-returns-first-response"
+	ReqMismatch     = "reused-key-other-body-refused"
+	ReqMissingKey   = "missing-key-refused"
+	ReqConcurrent   = "concurrent-same-key-charges-once"
+	ReqLostResponse = "lost-response-settled"
+	ReqRetries      = "retries-after-5xx-429-no-duplicate"
+	ReqQuotedKey    = "quoted-key-equals-bare-key"
+	ReqRetention    = "retention-window-honoured"
+	ReqCrossAccount = "key-not-replayed-across-accounts"
+)
+
+// maxTriesCost is the settle loop's bound used for costs (Options.MaxTries
+// default); a larger MaxTries may be refused by the meter mid-requirement,
+// which makes it INCONCLUSIVE, never over budget.
+const maxTriesCost = 5
+
+// Requirements is the fixed list a certification checks, in order.
+func Requirements() []Requirement {
+	return []Requirement{
+		{ID: ReqReplay, Title: "A completed key answers the first response's status and body (same charge id), for a success and, where the profile says errors are stored, for a decline.",
+			Source: "draft-ietf-httpapi-idempotency-key-header §2.6; PROVIDER_API.md (same key, first request finished)", against: draft,
+			cost: cost{4, 4}, check: checkReplay},
+		{ID: ReqMismatch, Title: "The same key with another amount, currency or card is refused (422 in PROVIDER_API, the profile's status on the wire) and charges nothing.",
+			Source: "draft-ietf-httpapi-idempotency-key-header §2.5, §2.6; profile: statuses.mismatch", against: draft,
+			cost: cost{5, 4}, check: checkMismatch},
+		{ID: ReqMissingKey, Title: "A create without an Idempotency-Key is refused with 400 and charges nothing, when the profile says keys are required.",
+			Source: "profile: key_required; draft-ietf-httpapi-idempotency-key-header §2.6 (400)", against: profile,
+			cost: cost{2, 1}, check: checkMissingKey},
+		{ID: ReqConcurrent, Title: "Concurrent requests with one key charge at most once; the others get 409 or the replay (judged by linearizability against models.Spec).",
+			Source: "draft-ietf-httpapi-idempotency-key-header §2.6 (409 while in flight); seed article 004 (in-flight lock)", against: draft,
+			cost: cost{-1, -1}, check: checkConcurrent},
+		{ID: ReqLostResponse, Title: "A response lost after the provider processed the request is settled by a retry with the same key (the same answer) and by lookup by merchant reference (the same charge).",
+			Source: "PROVIDER_API.md (unknown outcome; GET /v1/charges?merchant_reference=)", against: draft,
+			cost: cost{maxTriesCost + 2, maxTriesCost + 1}, check: checkLostResponse},
+		{ID: ReqRetries, Title: "Retries with the same key after 500, 429 (honouring Retry-After) and 503 never charge twice.",
+			Source: "PROVIDER_API.md (429 Retry-After, 5xx); RFC 9110 §9.2.2", against: draft,
+			cost: cost{maxTriesCost + 2, maxTriesCost + 1}, check: checkRetries},
+		{ID: ReqQuotedKey, Title: "The quoted (Structured Field String) key is accepted and is the same key as the bare token.",
+			Source: "draft-ietf-httpapi-idempotency-key-header §2; RFC 9651 §3.3.3; PROVIDER_API.md", against: draft,
+			cost: cost{3, 2}, check: checkQuotedKey},
+		{ID: ReqRetention, Title: "A key is honoured for the published retention window (INCONCLUSIVE unless the profile's window is short enough to wait out).",
+			Source: "profile: retention_window; draft-ietf-httpapi-idempotency-key-header §2", against: profile,
+			cost: cost{2, 2}, check: checkRetention},
+		{ID: ReqCrossAccount, Title: "A key used by one account is not replayed to another (needs a second API key).",
+			Source: "draft-ietf-httpapi-idempotency-key-header §2 (a key is unique per client)", against: draft,
+			cost: cost{2, 2}, check: checkCrossAccount},
+	}
+}
+
+// costOf is req's cost under opts (the concurrency requirement's depends
+// on Options.Concurrency).
+func costOf(req Requirement, opts Options) cost {
+	if req.cost.requests < 0 {
+		return cost{opts.Concurrency + 1, opts.Concurrency}
+	}
+	return req.cost
+}

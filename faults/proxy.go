@@ -1,0 +1,181 @@
+package faults
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/idemcheck/idemcheck/models"
+)
+
+// RemoteWire is the wire to a provider in another process: it sends
+// through Next and records in History when each forwarded request left for
+// the provider (its arrival) and the provider's answer — status, body
+// digest, charge id — even when the client never sees it (lose-response).
+// Unlike InProcess it cannot see the provider's decisions, only this
+// interval around them. It is safe for concurrent use.
+type RemoteWire struct {
+	Next    http.RoundTripper
+	History *models.History
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+func (w *RemoteWire) now() time.Time {
+	if w.Now != nil {
+		return w.Now()
+	}
+	return time.Now()
+}
+
+// RoundTrip forwards req and records the provider's answer.
+func (w *RemoteWire) RoundTrip(req *http.Request) (*http.Response, error) {
+	id := exchangeFrom(req.Context())
+	w.record(id, func(e *models.Exchange, seq int) { e.ArrivalSeq, e.ArrivedAt = seq, w.now() })
+	resp, err := w.Next.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	body, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	w.record(id, func(e *models.Exchange, seq int) {
+		e.ProviderDone, e.ProviderSeq, e.ProviderDoneAt = true, seq, w.now()
+		e.ProviderStatus = resp.StatusCode
+		e.ProviderBodyDigest = models.BodyDigest(body)
+		e.ProviderChargeID = chargeID(resp.StatusCode, body)
+	})
+	return resp, nil
+}
+
+func (w *RemoteWire) record(id int, f func(*models.Exchange, int)) {
+	if id != 0 && w.History != nil {
+		w.History.UpdateExchange(id, f)
+	}
+}
+
+// Proxy is a reverse proxy on 127.0.0.1 (a free port) in front of an
+// out-of-process provider. It applies a fault schedule to the real traffic
+// through it, as Transport does in process, and records every exchange:
+// drop the request (the client waits until it gives up, then the
+// connection is cut), forward it and lose the response (the connection is
+// cut after the provider answered), delay, reset (cut without
+// forwarding), 429 / 5xx / 400 / 422 answered without forwarding, and hold
+// A until B arrives. slow-processing is forwarded as pass: a remote
+// provider's processing time is its own.
+//
+// Clients should not reuse connections through it (DisableKeepAlives):
+// net/http silently resends a request carrying an Idempotency-Key when a
+// reused connection is cut, which would hide the fault.
+//
+// The embedded Transport sets the schedule (Schedule, Heal, Injected). A
+// request the upstream cannot be reached for (including one refused by a
+// budget) is answered 502 with the error as problem detail. It is safe for
+// concurrent use.
+type Proxy struct {
+	*Transport
+	// URL is where clients send requests: "http://127.0.0.1:PORT".
+	URL string
+
+	upstream *url.URL
+	srv      *http.Server
+	end      chan error
+}
+
+// NewProxy starts a proxy to the provider at upstream (an http(s) base
+// URL), sending through next (http.DefaultTransport when nil), recording in
+// history and applying schedule. Close it when done.
+func NewProxy(upstream string, next http.RoundTripper, history *models.History, schedule []Fault) (*Proxy, error) {
+	u, err := url.Parse(upstream)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, errors.New("faults: proxy upstream must be an http(s) URL")
+	}
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	p := &Proxy{
+		Transport: NewTransport(&RemoteWire{Next: next, History: history}, history, schedule),
+		URL:       "http://" + ln.Addr().String(),
+		upstream:  u,
+		end:       make(chan error, 1),
+	}
+	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
+	go func() { p.end <- p.srv.Serve(ln) }()
+	return p, nil
+}
+
+// hopHeaders are not forwarded (RFC 9110 §7.6.1).
+var hopHeaders = []string{"Connection", "Keep-Alive", "Proxy-Connection", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
+
+// OpHeader, on a request to the Proxy, names the client operation it
+// belongs to (a decimal id): the proxy records it as Exchange.OpID, as
+// models.WithOp does in process, and does not forward the header.
+const OpHeader = "Idemcheck-Op"
+
+// ServeHTTP forwards one request through the fault schedule.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	if op, err := strconv.Atoi(r.Header.Get(OpHeader)); err == nil {
+		ctx = models.WithOp(ctx, op)
+	}
+	out := r.Clone(ctx)
+	out.Header.Del(OpHeader)
+	u := *p.upstream
+	u.Path = strings.TrimRight(p.upstream.Path, "/") + r.URL.Path
+	u.RawPath, u.RawQuery = "", r.URL.RawQuery
+	out.URL, out.Host, out.RequestURI = &u, "", ""
+	for _, h := range hopHeaders {
+		out.Header.Del(h)
+	}
+	resp, err := p.Transport.RoundTrip(out)
+	if err != nil {
+		var inj *InjectedError
+		if errors.As(err, &inj) || r.Context().Err() != nil {
+			panic(http.ErrAbortHandler) // cut the connection: the client sees a reset
+		}
+		b, _ := json.Marshal(models.Problem{Title: "Bad Gateway (idemcheck proxy)", Status: http.StatusBadGateway, Detail: err.Error()})
+		w.Header().Set("Content-Type", "application/problem+json")
+		w.WriteHeader(http.StatusBadGateway)
+		_, _ = w.Write(b)
+		return
+	}
+	defer resp.Body.Close()
+	for k, vs := range resp.Header {
+		w.Header()[k] = append([]string(nil), vs...)
+	}
+	for _, h := range hopHeaders {
+		w.Header().Del(h)
+	}
+	w.Header().Del("Content-Length")
+	w.WriteHeader(resp.StatusCode)
+	_, _ = io.Copy(w, resp.Body)
+}
+
+// Close stops the proxy: it waits up to 5 s for requests in flight, then
+// cuts the rest.
+func (p *Proxy) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := p.srv.Shutdown(ctx)
+	if err != nil {
+		err = p.srv.Close()
+	}
+	<-p.end
+	return err
+}

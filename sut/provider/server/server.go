@@ -1,0 +1,93 @@
+// Package server serves the embedded reference provider, or one of the
+// provider mutants of sut/mutants by name, over real HTTP on a loopback
+// address: what cmd/refprovider runs, importable so that tests can start
+// it in process.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/idemcheck/idemcheck/sut/mutants"
+	"github.com/idemcheck/idemcheck/sut/provider"
+)
+
+// Handler is the provider to serve: the reference provider with retention
+// (default 24h when not positive) and a processing delay before each
+// request commits (0 for none), or the provider mutant called mutant. A
+// client mutant is an error: only providers are served.
+func Handler(mutant string, retention, processing time.Duration) (http.Handler, error) {
+	cfg := provider.Config{Retention: retention}
+	if processing > 0 {
+		cfg.BeforeCommit = func(r *http.Request) {
+			t := time.NewTimer(processing)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-r.Context().Done():
+			}
+		}
+	}
+	if mutant != "" {
+		m, err := mutants.Lookup(mutant)
+		if err != nil {
+			return nil, err
+		}
+		if m.Provider == nil {
+			return nil, fmt.Errorf("mutant %q is a client mutant; refprovider serves provider mutants only", mutant)
+		}
+		m.Provider(&cfg)
+	}
+	return provider.New(cfg), nil
+}
+
+// Listen listens on addr, which must name a loopback IP (127.0.0.1, ::1)
+// or "localhost".
+func Listen(addr string) (net.Listener, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	if host != "localhost" {
+		ip := net.ParseIP(host)
+		if ip == nil || !ip.IsLoopback() {
+			return nil, fmt.Errorf("-addr %s is not a loopback address (127.0.0.1 or ::1)", addr)
+		}
+	}
+	return net.Listen("tcp", addr)
+}
+
+// Server is a provider served on a loopback port.
+type Server struct {
+	// URL is the base URL, "http://127.0.0.1:PORT".
+	URL string
+	srv *http.Server
+	ln  net.Listener
+	end chan error
+}
+
+// Start serves h on 127.0.0.1 at a free port until Close.
+func Start(h http.Handler) (*Server, error) {
+	ln, err := Listen("127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{URL: "http://" + ln.Addr().String(), srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}, ln: ln, end: make(chan error, 1)}
+	go func() { s.end <- s.srv.Serve(ln) }()
+	return s, nil
+}
+
+// Close stops the server, waiting at most 5 s for requests in progress.
+func (s *Server) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := s.srv.Shutdown(ctx)
+	if serr := <-s.end; !errors.Is(serr, http.ErrServerClosed) && err == nil {
+		err = serr
+	}
+	return err
+}

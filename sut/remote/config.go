@@ -1,0 +1,183 @@
+package remote
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+	"time"
+)
+
+// Config configures a remote provider run. FromEnv reads it from the
+// environment; it can also be filled in Go. The zero value of a field means
+// its default.
+type Config struct {
+	// BaseURL is the provider's base URL, http(s)://host[:port]; requests go
+	// to BaseURL + "/v1/charges". IDEMCHECK_PROVIDER.
+	BaseURL string
+	// Dialect is "reference" or "stripe"; default the profile's.
+	// IDEMCHECK_DIALECT.
+	Dialect string
+	// APIKey is sent as "Authorization: Bearer <key>"; never printed.
+	// IDEMCHECK_API_KEY.
+	APIKey APIKey
+	// SecondAPIKey is a second account's key, for the cross-account
+	// requirement; "" leaves it INCONCLUSIVE. IDEMCHECK_API_KEY_2.
+	SecondAPIKey APIKey
+	// ProfilePath is the provider profile to load; "" for the dialect's
+	// built-in profile (profiles/reference.json or profiles/stripe-mock.json
+	// say the same). IDEMCHECK_PROFILE.
+	ProfilePath string
+	// Profile is the loaded profile; set by FromEnv or by the caller.
+	Profile Profile
+	// Limits bound the run.
+	Limits Limits
+	// RunID tags every merchant reference of the run; default a fresh
+	// random id.
+	RunID string
+}
+
+// Limits are a run's budgets; a run stops with INCONCLUSIVE verdicts
+// rather than exceed one. Zero means the default.
+type Limits struct {
+	// MaxRequests bounds the HTTP requests sent to the provider; default
+	// 200. IDEMCHECK_MAX_REQUESTS.
+	MaxRequests int
+	// MaxCharges bounds the create requests (POST /v1/charges) sent to the
+	// provider: each may charge, so this bounds charges even for a
+	// provider that charges on every request; default 100.
+	// IDEMCHECK_MAX_CHARGES.
+	MaxCharges int
+	// MaxDuration bounds the run's wall-clock time; default 10m.
+	// IDEMCHECK_MAX_DURATION (a Go duration, "90s").
+	MaxDuration time.Duration
+}
+
+// Defaults of Limits.
+const (
+	DefaultMaxRequests = 200
+	DefaultMaxCharges  = 100
+	DefaultMaxDuration = 10 * time.Minute
+)
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxRequests <= 0 {
+		l.MaxRequests = DefaultMaxRequests
+	}
+	if l.MaxCharges <= 0 {
+		l.MaxCharges = DefaultMaxCharges
+	}
+	if l.MaxDuration <= 0 {
+		l.MaxDuration = DefaultMaxDuration
+	}
+	return l
+}
+
+// ErrLiveCredential is returned, before any request is sent, for a key
+// that looks live (sk_live_, rk_live_) or a profile whose environment is
+// production.
+var ErrLiveCredential = errors.New("remote: refusing to run against a live (production) credential or environment")
+
+// ErrInsecure is returned for an http:// URL to a host that is not
+// loopback when an API key would be sent in the clear.
+var ErrInsecure = errors.New("remote: refusing to send an API key over plain http to a non-loopback host")
+
+// FromEnv reads IDEMCHECK_PROVIDER, IDEMCHECK_DIALECT, IDEMCHECK_API_KEY,
+// IDEMCHECK_API_KEY_2, IDEMCHECK_PROFILE, IDEMCHECK_MAX_REQUESTS,
+// IDEMCHECK_MAX_CHARGES and IDEMCHECK_MAX_DURATION. BaseURL is "" unless
+// IDEMCHECK_PROVIDER is an http(s) URL. An unusable value is an error
+// naming the variable (never its value, for the key).
+func FromEnv() (Config, error) {
+	c := Config{
+		Dialect:      os.Getenv("IDEMCHECK_DIALECT"),
+		APIKey:       APIKey(os.Getenv("IDEMCHECK_API_KEY")),
+		SecondAPIKey: APIKey(os.Getenv("IDEMCHECK_API_KEY_2")),
+		ProfilePath:  os.Getenv("IDEMCHECK_PROFILE"),
+	}
+	if p := os.Getenv("IDEMCHECK_PROVIDER"); IsURL(p) {
+		c.BaseURL = p
+	}
+	for name, dst := range map[string]*int{"IDEMCHECK_MAX_REQUESTS": &c.Limits.MaxRequests, "IDEMCHECK_MAX_CHARGES": &c.Limits.MaxCharges} {
+		if v := os.Getenv(name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return c, fmt.Errorf("remote: %s=%q is not a positive integer", name, v)
+			}
+			*dst = n
+		}
+	}
+	if v := os.Getenv("IDEMCHECK_MAX_DURATION"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return c, fmt.Errorf("remote: IDEMCHECK_MAX_DURATION=%q is not a positive Go duration", v)
+		}
+		c.Limits.MaxDuration = d
+	}
+	if c.ProfilePath != "" {
+		p, err := LoadProfile(c.ProfilePath)
+		if err != nil {
+			return c, err
+		}
+		c.Profile = p
+	}
+	return c, nil
+}
+
+// IsURL reports whether s is an absolute http or https URL with a host.
+func IsURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+// Validate fills defaults and applies the safety rails, before any
+// request: a live-looking key or a production profile is ErrLiveCredential;
+// a key over plain http to a non-loopback host is ErrInsecure; an unknown
+// dialect or a dialect other than the profile's is an error.
+func (c Config) Validate() (Config, error) {
+	if c.APIKey.LooksLive() || c.SecondAPIKey.LooksLive() {
+		return c, fmt.Errorf("%w: the API key has a live prefix (sk_live_ or rk_live_)", ErrLiveCredential)
+	}
+	if c.Profile.Name == "" && c.Profile.Dialect == "" {
+		if c.Dialect == DialectStripe {
+			c.Profile = StripeMockProfile()
+		} else {
+			c.Profile = ReferenceProfile()
+		}
+	}
+	p, err := c.Profile.withDefaults()
+	if err != nil {
+		return c, err
+	}
+	c.Profile = p
+	if p.Environment == EnvProduction {
+		return c, fmt.Errorf("%w: profile %q declares environment production", ErrLiveCredential, p.Name)
+	}
+	if c.Dialect == "" {
+		c.Dialect = p.Dialect
+	}
+	if c.Dialect != p.Dialect {
+		return c, fmt.Errorf("remote: dialect %q differs from profile %q's dialect %q", c.Dialect, p.Name, p.Dialect)
+	}
+	if _, err := dialectNamed(c.Dialect); err != nil {
+		return c, err
+	}
+	u, err := url.Parse(c.BaseURL)
+	if err != nil || !IsURL(c.BaseURL) {
+		return c, fmt.Errorf("remote: base URL %q is not an http(s) URL", c.BaseURL)
+	}
+	if u.Scheme == "http" && c.APIKey != "" && !isLoopback(u.Hostname()) {
+		return c, ErrInsecure
+	}
+	c.Limits = c.Limits.withDefaults()
+	return c, nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,113 @@
+package remote
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// The dialects.
+const (
+	// DialectReference is PROVIDER_API.md as it is.
+	DialectReference = "reference"
+	// DialectStripe is a Stripe-style API (stripe.go).
+	DialectStripe = "stripe"
+)
+
+// Dialect maps the PROVIDER_API operations — create a charge, read its
+// outcome, find charges by merchant reference, classify a status — onto
+// one provider's API. The harness speaks PROVIDER_API; a dialect translates
+// each request onto the wire and each answer back.
+type Dialect interface {
+	// Name is the dialect's name in profiles and reports.
+	Name() string
+	// Send sends req, a PROVIDER_API request (POST /v1/charges, or GET
+	// /v1/charges?merchant_reference=REF), to the provider at base through
+	// next, authenticated with key, and returns the provider's answer in
+	// PROVIDER_API terms (status codes, JSON bodies).
+	Send(next http.RoundTripper, base *url.URL, key APIKey, req *http.Request) (*http.Response, error)
+}
+
+func dialectNamed(name string) (Dialect, error) {
+	switch name {
+	case DialectReference, "":
+		return referenceDialect{}, nil
+	case DialectStripe:
+		return stripeDialect{}, nil
+	}
+	return nil, fmt.Errorf("remote: unknown dialect %q (reference or stripe)", name)
+}
+
+// referenceDialect sends PROVIDER_API requests unchanged, to base.
+type referenceDialect struct{}
+
+func (referenceDialect) Name() string { return DialectReference }
+
+func (referenceDialect) Send(next http.RoundTripper, base *url.URL, key APIKey, req *http.Request) (*http.Response, error) {
+	out := req.Clone(req.Context())
+	out.URL = onBase(base, req.URL.Path, req.URL.RawQuery)
+	out.Host = ""
+	out.RequestURI = ""
+	authorize(out, key)
+	return next.RoundTrip(out)
+}
+
+// onBase is base with path appended to its own path and query set.
+func onBase(base *url.URL, path, rawQuery string) *url.URL {
+	u := *base
+	u.Path = trimSlash(base.Path) + path
+	u.RawPath = ""
+	u.RawQuery = rawQuery
+	return &u
+}
+
+func trimSlash(s string) string {
+	for len(s) > 0 && s[len(s)-1] == '/' {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// authorize sets "Authorization: Bearer <key>", or removes the header for
+// an empty key.
+func authorize(r *http.Request, key APIKey) {
+	if key == "" {
+		r.Header.Del("Authorization")
+		return
+	}
+	r.Header.Set("Authorization", "Bearer "+key.Reveal())
+}
+
+// newResponse builds the PROVIDER_API answer a dialect translated.
+func newResponse(req *http.Request, status int, header http.Header, body []byte) *http.Response {
+	if header == nil {
+		header = http.Header{}
+	}
+	header.Set("Content-Length", strconv.Itoa(len(body)))
+	return &http.Response{
+		Status: strconv.Itoa(status) + " " + http.StatusText(status), StatusCode: status,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: header, Body: io.NopCloser(bytes.NewReader(body)),
+		ContentLength: int64(len(body)), Request: req,
+	}
+}
+
+// RetryAfter is the wait a 429 or 503 answer asks for in its Retry-After
+// header (whole seconds, or an HTTP date), or 0 when it names none.
+func RetryAfter(resp *http.Response, now time.Time) time.Duration {
+	v := resp.Header.Get("Retry-After")
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.Atoi(v); err == nil && s >= 0 {
+		return time.Duration(s) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}

@@ -1,0 +1,145 @@
+package remote
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+)
+
+// Profile is what a provider publishes about its idempotency behaviour, as
+// a small JSON file (schema: docs/profiles.md; examples: profiles/). The
+// certification checks the provider against the draft and against its own
+// profile, and says which for each requirement.
+type Profile struct {
+	// Name names the provider, e.g. "reference", "stripe-mock".
+	Name string `json:"name"`
+	// Dialect is "reference" (default) or "stripe".
+	Dialect string `json:"dialect,omitempty"`
+	// Environment is "sandbox" (default), "test" or "production";
+	// "production" is refused before any request.
+	Environment string `json:"environment,omitempty"`
+	// RetentionWindow is how long the provider remembers a completed key,
+	// as a Go duration ("24h"); default 24h.
+	RetentionWindow Duration `json:"retention_window,omitempty"`
+	// KeyRequired says a create without an Idempotency-Key is refused;
+	// default false (the requirement is then INCONCLUSIVE).
+	KeyRequired bool `json:"key_required"`
+	// ErrorsStored says a declined (402) answer is stored and replayed like
+	// a success; default false.
+	ErrorsStored bool `json:"errors_stored"`
+	// ReplayHeader is the response header marking a replay, if any
+	// ("Idempotent-Replayed"); "" for none.
+	ReplayHeader string `json:"replay_header,omitempty"`
+	// Statuses are the status codes the provider answers, on its own wire,
+	// for each idempotency case. The dialect maps them onto PROVIDER_API's
+	// 400 / 422 / 409. Zero means the dialect's default.
+	Statuses Statuses `json:"statuses"`
+	// Accounts is how many separate accounts the run may use (API keys);
+	// the cross-account requirement needs 2. Default 1.
+	Accounts int `json:"accounts,omitempty"`
+	// Lookup is how charges are found by merchant reference:
+	// "merchant_reference" (reference dialect) or "metadata_search"
+	// (stripe dialect). Informational.
+	Lookup string `json:"lookup,omitempty"`
+}
+
+// Statuses are a provider's status codes for the idempotency cases.
+type Statuses struct {
+	// MissingKey answers a create without a key when keys are required (400).
+	MissingKey int `json:"missing_key,omitempty"`
+	// Mismatch answers a reused key with another body (422; Stripe: 400).
+	Mismatch int `json:"mismatch,omitempty"`
+	// InFlight answers a key whose first request is still processing (409).
+	InFlight int `json:"in_flight,omitempty"`
+}
+
+// Duration is a time.Duration read from and written as a Go duration
+// string ("24h", "90s").
+type Duration time.Duration
+
+// UnmarshalJSON reads a duration string.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return errors.New("a duration must be a string such as \"24h\"")
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil || v < 0 {
+		return fmt.Errorf("%q is not a non-negative Go duration", s)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalJSON writes a duration string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// Environments a profile may declare.
+const (
+	EnvSandbox    = "sandbox"
+	EnvTest       = "test"
+	EnvProduction = "production"
+)
+
+// DefaultRetentionWindow is a profile's retention window when it declares
+// none: 24 h (PROVIDER_API.md).
+const DefaultRetentionWindow = 24 * time.Hour
+
+// ReferenceProfile is the profile of the reference provider (PROVIDER_API.md),
+// used when no profile is given; it matches profiles/reference.json.
+func ReferenceProfile() Profile {
+	return Profile{
+		Name: "reference", Dialect: DialectReference, Environment: EnvSandbox,
+		RetentionWindow: Duration(DefaultRetentionWindow), KeyRequired: true, ErrorsStored: true,
+		ReplayHeader: "Idempotent-Replayed",
+		Statuses:     Statuses{MissingKey: 400, Mismatch: 422, InFlight: 409},
+		Accounts:     1, Lookup: "merchant_reference",
+	}
+}
+
+// LoadProfile reads the profile at path, fills defaults and validates it.
+// Unknown fields are an error, so a misspelt claim is not silently ignored.
+func LoadProfile(path string) (Profile, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Profile{}, err
+	}
+	return ParseProfile(b)
+}
+
+// ParseProfile decodes a profile from JSON, fills defaults and validates it.
+func ParseProfile(b []byte) (Profile, error) {
+	var p Profile
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return p, fmt.Errorf("remote: profile: %w", err)
+	}
+	return p.withDefaults()
+}
+
+func (p Profile) withDefaults() (Profile, error) {
+	if p.Dialect == "" {
+		p.Dialect = DialectReference
+	}
+	if _, err := dialectNamed(p.Dialect); err != nil {
+		return p, err
+	}
+	switch p.Environment {
+	case "":
+		p.Environment = EnvSandbox
+	case EnvSandbox, EnvTest, EnvProduction:
+	default:
+		return p, fmt.Errorf("remote: profile environment %q is not sandbox, test or production", p.Environment)
+	}
+	if p.RetentionWindow == 0 {
+		p.RetentionWindow = Duration(DefaultRetentionWindow)
+	}
+	if p.Accounts == 0 {
+		p.Accounts = 1
+	}
+	return p, nil
+}

@@ -1,0 +1,155 @@
+package remote
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/idemcheck/idemcheck/models"
+)
+
+// Provider is a remote provider reached through a dialect, with the run's
+// safety rails: the key is checked before anything is sent, every request
+// passes the budget Meter first, and every merchant reference carries the
+// run id. It is safe for concurrent use.
+type Provider struct {
+	cfg     Config
+	base    *url.URL
+	dialect Dialect
+	meter   *Meter
+	next    http.RoundTripper
+	key     APIKey
+
+	mu   *sync.Mutex // guards *refs; shared with Account2
+	refs *[]string   // this run's merchant references
+}
+
+// New validates cfg (Config.Validate: live keys and production profiles
+// are refused here, before any request) and returns the provider. Nothing
+// is sent.
+func New(cfg Config) (*Provider, error) {
+	cfg, err := cfg.Validate()
+	if err != nil {
+		return nil, err
+	}
+	d, _ := dialectNamed(cfg.Dialect) // Validate checked the name
+	base, _ := url.Parse(cfg.BaseURL)
+	if cfg.RunID == "" {
+		cfg.RunID = newRunID()
+	}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.ResponseHeaderTimeout = 60 * time.Second
+	return &Provider{cfg: cfg, base: base, dialect: d, meter: NewMeter(cfg.Limits), next: t, key: cfg.APIKey, mu: new(sync.Mutex), refs: new([]string)}, nil
+}
+
+// newRunID is 12 random hex digits: unique enough that two runs never
+// share a merchant reference.
+func newRunID() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return hex.EncodeToString(b[:])
+}
+
+// Account2 is the same provider reached with the second account's key
+// (Config.SecondAPIKey), sharing this one's meter and run id; ok is false
+// without a second key.
+func (p *Provider) Account2() (_ *Provider, ok bool) {
+	if p.cfg.SecondAPIKey == "" {
+		return nil, false
+	}
+	q := *p
+	q.key = p.cfg.SecondAPIKey
+	return &q, true
+}
+
+// Config is the validated configuration (the key stays redacted when printed).
+func (p *Provider) Config() Config { return p.cfg }
+
+// Profile is the provider's profile.
+func (p *Provider) Profile() Profile { return p.cfg.Profile }
+
+// Dialect names the dialect.
+func (p *Provider) Dialect() string { return p.dialect.Name() }
+
+// RunID is the id in every merchant reference of this run.
+func (p *Provider) RunID() string { return p.cfg.RunID }
+
+// Meter is the run's budget meter.
+func (p *Provider) Meter() *Meter { return p.meter }
+
+// BaseURL is the provider's base URL, as configured.
+func (p *Provider) BaseURL() string { return p.cfg.BaseURL }
+
+// Transport is the dialect-translating transport: it takes PROVIDER_API
+// requests (any host; only path and query are used), checks the budget,
+// authenticates them and sends them in the provider's dialect to BaseURL,
+// and returns PROVIDER_API answers. A request over budget is not sent: the
+// error wraps ErrBudget.
+func (p *Provider) Transport() http.RoundTripper { return transport{p} }
+
+type transport struct{ p *Provider }
+
+func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if err := t.p.meter.Take(req.Method); err != nil {
+		if req.Body != nil {
+			_ = req.Body.Close()
+		}
+		return nil, err
+	}
+	return t.p.dialect.Send(t.p.next, t.p.base, t.p.key, req)
+}
+
+// Reference returns a new merchant reference of this run,
+// "idemcheck-<run id>-<label>-<n>", and remembers it for Charges.
+func (p *Provider) Reference(label string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ref := fmt.Sprintf("idemcheck-%s-%s-%d", p.cfg.RunID, label, len(*p.refs)+1)
+	*p.refs = append(*p.refs, ref)
+	return ref
+}
+
+// Find asks the provider for the charges with merchant reference ref
+// (GET /v1/charges?merchant_reference=, through the dialect and the meter).
+func (p *Provider) Find(ctx context.Context, ref string) ([]models.Charge, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://provider/v1/charges?"+url.Values{"merchant_reference": {ref}}.Encode(), nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := p.Transport().RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("remote: find by reference answered %d", resp.StatusCode)
+	}
+	var list models.ChargeList
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+		return nil, fmt.Errorf("remote: find by reference: %v", err)
+	}
+	return list.Data, nil
+}
+
+// Charges lists this run's charges: Find for every reference Reference
+// handed out, in order. Each reference costs one request of the budget.
+func (p *Provider) Charges(ctx context.Context) ([]models.Charge, error) {
+	p.mu.Lock()
+	refs := append([]string(nil), (*p.refs)...)
+	p.mu.Unlock()
+	var all []models.Charge
+	for _, ref := range refs {
+		cs, err := p.Find(ctx, ref)
+		if err != nil {
+			return all, err
+		}
+		all = append(all, cs...)
+	}
+	return all, nil
+}

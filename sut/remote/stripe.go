@@ -1,0 +1,214 @@
+package remote
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/idemcheck/idemcheck/models"
+)
+
+// stripeDialect maps PROVIDER_API onto a Stripe-style API:
+//
+//   - create: form-encoded POST /v1/charges (amount, currency in lower
+//     case, source, description, metadata[merchant_reference]); the
+//     Idempotency-Key goes as the bare token (a quoted key is unquoted);
+//     200 becomes 201 with the charge's id, amount, currency, status and
+//     metadata.merchant_reference; 402 card_error stays 402 (decline_id is
+//     the failed charge's id); 400 with error type idempotency_error
+//     becomes 422; 409 (idempotency_key_in_use) stays 409; 429 and 5xx keep
+//     their status and Retry-After;
+//   - find: GET /v1/charges/search?query=metadata['merchant_reference']:'REF'
+//     becomes {"data":[...]} in PROVIDER_API form.
+//
+// The provider's own error messages are never copied (a provider may echo
+// what it was sent); only its error type and code are.
+type stripeDialect struct{}
+
+func (stripeDialect) Name() string { return DialectStripe }
+
+// maxStripeBody bounds a provider answer read by the dialect: 4 MiB.
+const maxStripeBody = 4 << 20
+
+type stripeCharge struct {
+	ID       string            `json:"id"`
+	Amount   int64             `json:"amount"`
+	Currency string            `json:"currency"`
+	Status   string            `json:"status"`
+	Metadata map[string]string `json:"metadata"`
+}
+
+type stripeError struct {
+	Error struct {
+		Type        string `json:"type"`
+		Code        string `json:"code"`
+		DeclineCode string `json:"decline_code"`
+		Charge      string `json:"charge"`
+	} `json:"error"`
+}
+
+func (s stripeDialect) Send(next http.RoundTripper, base *url.URL, key APIKey, req *http.Request) (*http.Response, error) {
+	switch req.Method {
+	case http.MethodPost:
+		return s.create(next, base, key, req)
+	case http.MethodGet:
+		return s.find(next, base, key, req)
+	}
+	return nil, fmt.Errorf("remote: the stripe dialect has no mapping for %s %s", req.Method, req.URL.Path)
+}
+
+func (stripeDialect) create(next http.RoundTripper, base *url.URL, key APIKey, req *http.Request) (*http.Response, error) {
+	var cr models.ChargeRequest
+	if req.Body != nil {
+		b, err := io.ReadAll(io.LimitReader(req.Body, maxStripeBody))
+		_ = req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(b, &cr); err != nil {
+			return nil, fmt.Errorf("remote: stripe dialect: the create body is not a charge request: %v", err)
+		}
+	}
+	form := url.Values{}
+	form.Set("amount", strconv.FormatInt(cr.Amount, 10))
+	form.Set("currency", strings.ToLower(cr.Currency))
+	form.Set("source", cr.Source)
+	form.Set("description", cr.Description)
+	form.Set("metadata[merchant_reference]", cr.MerchantReference)
+	body := form.Encode()
+	out, err := http.NewRequestWithContext(req.Context(), http.MethodPost, onBase(base, "/v1/charges", "").String(), strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	out.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if v := req.Header.Get(models.IdempotencyKeyHeader); v != "" {
+		if k, _, ok := models.ParseKey(v); ok {
+			v = k
+		}
+		out.Header.Set(models.IdempotencyKeyHeader, v)
+	}
+	resp, raw, err := exchange(next, out, key)
+	if err != nil {
+		return nil, err
+	}
+	h := keep(resp.Header, "Retry-After", models.ReplayedHeader)
+	switch {
+	case resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusCreated:
+		var c stripeCharge
+		if err := json.Unmarshal(raw, &c); err != nil {
+			return nil, fmt.Errorf("remote: stripe dialect: a %d answer is not a charge: %v", resp.StatusCode, err)
+		}
+		h.Set("Content-Type", "application/json")
+		return newResponse(req, http.StatusCreated, h, mustJSON(fromStripe(c))), nil
+	case resp.StatusCode == http.StatusPaymentRequired:
+		se := decodeStripeError(raw)
+		var e models.ErrorBody
+		e.Error.Type, e.Error.Code, e.Error.DeclineCode, e.Error.DeclineID = se.Error.Type, se.Error.Code, se.Error.DeclineCode, se.Error.Charge
+		h.Set("Content-Type", "application/json")
+		return newResponse(req, http.StatusPaymentRequired, h, mustJSON(e)), nil
+	case resp.StatusCode == http.StatusBadRequest && decodeStripeError(raw).Error.Type == "idempotency_error":
+		return problem(req, http.StatusUnprocessableEntity, h, "idempotency_error: the key was used with other parameters"), nil
+	}
+	se := decodeStripeError(raw)
+	return problem(req, resp.StatusCode, h, strings.Trim(se.Error.Type+" "+se.Error.Code, " ")), nil
+}
+
+func (stripeDialect) find(next http.RoundTripper, base *url.URL, key APIKey, req *http.Request) (*http.Response, error) {
+	ref := req.URL.Query().Get("merchant_reference")
+	if ref == "" || strings.ContainsAny(ref, `'\`) {
+		return nil, errors.New("remote: stripe dialect: a merchant reference must be non-empty and free of quotes")
+	}
+	q := url.Values{}
+	q.Set("query", "metadata['merchant_reference']:'"+ref+"'")
+	q.Set("limit", "100")
+	out, err := http.NewRequestWithContext(req.Context(), http.MethodGet, onBase(base, "/v1/charges/search", q.Encode()).String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, raw, err := exchange(next, out, key)
+	if err != nil {
+		return nil, err
+	}
+	h := keep(resp.Header, "Retry-After")
+	if resp.StatusCode != http.StatusOK {
+		se := decodeStripeError(raw)
+		return problem(req, resp.StatusCode, h, strings.Trim(se.Error.Type+" "+se.Error.Code, " ")), nil
+	}
+	var list struct {
+		Data []stripeCharge `json:"data"`
+	}
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, fmt.Errorf("remote: stripe dialect: a search answer is not a list: %v", err)
+	}
+	out2 := models.ChargeList{Data: []models.Charge{}}
+	for _, c := range list.Data {
+		out2.Data = append(out2.Data, fromStripe(c))
+	}
+	h.Set("Content-Type", "application/json")
+	return newResponse(req, http.StatusOK, h, mustJSON(out2)), nil
+}
+
+func fromStripe(c stripeCharge) models.Charge {
+	return models.Charge{ID: c.ID, Amount: c.Amount, Currency: strings.ToUpper(c.Currency), Status: c.Status, MerchantReference: c.Metadata["merchant_reference"]}
+}
+
+func decodeStripeError(b []byte) stripeError {
+	var e stripeError
+	_ = json.Unmarshal(b, &e) // an undecodable error body leaves type and code empty
+	return e
+}
+
+// exchange authenticates out with key, sends it through next and reads
+// the answer's body (at most maxStripeBody).
+func exchange(next http.RoundTripper, out *http.Request, key APIKey) (*http.Response, []byte, error) {
+	authorize(out, key)
+	resp, err := next.RoundTrip(out)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxStripeBody))
+	return resp, raw, err
+}
+
+// keep copies the named headers of h that are set.
+func keep(h http.Header, names ...string) http.Header {
+	out := http.Header{}
+	for _, n := range names {
+		if v := h.Get(n); v != "" {
+			out.Set(n, v)
+		}
+	}
+	return out
+}
+
+func problem(req *http.Request, status int, h http.Header, detail string) *http.Response {
+	h.Set("Content-Type", "application/problem+json")
+	return newResponse(req, status, h, mustJSON(models.Problem{Title: http.StatusText(status), Status: status, Detail: detail}))
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic("remote: " + err.Error()) // only plain structs are marshalled
+	}
+	return b
+}
+
+// StripeMockProfile is the profile of stripe-mock, the stateless Stripe
+// API mock, used with the stripe dialect when no profile is given; it
+// matches profiles/stripe-mock.json.
+func StripeMockProfile() Profile {
+	return Profile{
+		Name: "stripe-mock", Dialect: DialectStripe, Environment: EnvTest,
+		RetentionWindow: Duration(DefaultRetentionWindow), KeyRequired: false, ErrorsStored: true,
+		ReplayHeader: "Idempotent-Replayed",
+		Statuses:     Statuses{Mismatch: 400, InFlight: 409},
+		Accounts:     1, Lookup: "metadata_search",
+	}
+}
