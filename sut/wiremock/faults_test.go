@@ -101,3 +101,20 @@ func TestProviderContract(t *testing.T) {
 		}
 	}
 }
+
+// A reset reaches the client as a reset, once: net/http resends a request
+// that carries an Idempotency-Key when a reused keep-alive connection is
+// cut, which would hide the fault behind a second request WireMock sees.
+// The Provider's transport therefore keeps no connections alive.
+func TestResetIsNotSilentlyResent(t *testing.T) {
+	f := newFixture(t, wiremock.Config{}, func(c *client.Config) { c.MaxRetries = -1 })
+	f.wire.Schedule([]faults.Fault{{Kind: faults.KindPass}, {Kind: faults.KindReset}})
+	f.checkout("tok_visa") // a connection is made, and could be kept
+	res := f.checkout("tok_visa")
+	if res.HTTPStatus != http.StatusAccepted {
+		t.Errorf("checkout under a reset answered %d (%s), want 202", res.HTTPStatus, res.Outcome)
+	}
+	if j := posts(f.journal(t)); len(j) != 2 {
+		t.Fatalf("WireMock saw %d POSTs for 2 sends: %+v", len(j), j)
+	}
+}

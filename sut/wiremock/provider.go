@@ -40,7 +40,10 @@ type Config struct {
 	// processing); default DefaultTimeScale.
 	TimeScale float64
 	// Transport carries requests to WireMock; default a fresh
-	// http.Transport (loopback only: the server binds 127.0.0.1).
+	// http.Transport without keep-alives (loopback only: the server binds
+	// 127.0.0.1). Keep-alives stay off: net/http silently resends a request
+	// carrying an Idempotency-Key when a reused connection is cut, which
+	// would turn WireMock's reset into a hidden second request.
 	Transport http.RoundTripper
 	// Now is the provider's clock, which decides when a key stops being in
 	// flight; default time.Now. A harness that lets time pass without
@@ -122,7 +125,7 @@ func NewProvider(srv *Server, cfg Config) *Provider {
 		p.scale = DefaultTimeScale
 	}
 	if p.rt == nil {
-		p.rt = &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 30 * time.Second}
+		p.rt = &http.Transport{DisableKeepAlives: true}
 	}
 	if p.pick == nil {
 		p.pick = func(n int) gowiremock.Fault { return WireFaults[n%len(WireFaults)] }

@@ -108,7 +108,9 @@ func TestSeedTwentyPercentFailures(t *testing.T) {
 // than the total timeout, so the checkout answers 202 PaymentPending; one
 // reconciliation run later the order is Paid with the charge id.
 func TestSeedUnknownOutcomeSettledByReconciliation(t *testing.T) {
-	f := newFixture(t, wiremock.Config{}, nil)
+	f := newFixture(t, wiremock.Config{}, func(c *client.Config) {
+		c.AttemptTimeout, c.TotalTimeout = 200*time.Millisecond, 700*time.Millisecond
+	})
 	// 15 s of processing, the article's second run, is 1 s against the 700 ms total timeout.
 	f.wire.Schedule(repeat(faults.Fault{Kind: faults.KindSlowProcessing, Delay: 15 * time.Second}, 4))
 	res := f.checkout("tok_visa")
@@ -127,13 +129,15 @@ func TestSeedUnknownOutcomeSettledByReconciliation(t *testing.T) {
 // The article's first run: the provider takes 5 s, the attempt timeout is
 // 3 s. The first try times out, the retry a second later gets 409 (the
 // first is still being processed), the next one the stored 201, replayed:
-// three requests, one charge. Scaled: processing 700 ms, attempt timeout
-// 200 ms, retry delay 300 ms, so each answer has 100 ms or more to spare.
+// three requests, one charge. Here processing takes 2 s, the attempt
+// timeout is 500 ms and the retry delay 1 s, so each answer has 500 ms or
+// more to spare on a loaded machine: the 409 comes at 1.5 s, the replay at
+// 2.5 s.
 func TestSeedSlowProviderTimeoutConflictReplay(t *testing.T) {
 	f := newFixture(t, wiremock.Config{TimeScale: 0.1}, func(c *client.Config) {
-		c.AttemptTimeout, c.RetryDelay, c.TotalTimeout = 200*time.Millisecond, 300*time.Millisecond, 3*time.Second
+		c.AttemptTimeout, c.RetryDelay, c.TotalTimeout = 500*time.Millisecond, time.Second, 5*time.Second
 	})
-	f.wire.Schedule([]faults.Fault{{Kind: faults.KindSlowProcessing, Delay: 7 * time.Second}})
+	f.wire.Schedule([]faults.Fault{{Kind: faults.KindSlowProcessing, Delay: 20 * time.Second}})
 	res := f.checkout("tok_visa")
 	if res.Outcome != client.OutcomePaid {
 		t.Fatalf("checkout answered %d (%s), want 200 Paid", res.HTTPStatus, res.Outcome)

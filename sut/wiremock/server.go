@@ -140,7 +140,40 @@ func Start(ctx context.Context, jar string) (*Server, error) {
 		s.Stop()
 		return nil, err
 	}
+	if err := s.warmUp(ctx); err != nil {
+		s.Stop()
+		return nil, err
+	}
 	return s, nil
+}
+
+// warmUpRequests is how many requests warmUp sends: enough for the JVM to
+// compile WireMock's request path, so that the first requests of a test do
+// not take longer than a scaled-down attempt timeout (a cold server has
+// been seen to take over 200 ms for its first answer).
+const warmUpRequests = 300
+
+// warmUp stubs a path, requests it warmUpRequests times on fresh
+// connections, and resets the server.
+func (s *Server) warmUp(ctx context.Context) error {
+	rule := gowiremock.Post(gowiremock.URLPathEqualTo("/__idemcheck/warm-up")).
+		WithHeader("Idempotency-Key", gowiremock.Matching(`^"?warm"?$`)).
+		WillReturnResponse(gowiremock.NewResponse().WithStatus(201).WithBody(`{"id":"warm"}`))
+	if err := s.Admin.StubFor(rule); err != nil {
+		return fmt.Errorf("wiremock: warm-up stub: %w", err)
+	}
+	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 30 * time.Second}
+	for i := 0; i < warmUpRequests; i++ {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.URL+"/__idemcheck/warm-up", strings.NewReader(`{"n":1}`))
+		req.Header.Set("Idempotency-Key", `"warm"`)
+		resp, err := hc.Do(req)
+		if err != nil {
+			return fmt.Errorf("wiremock: warm-up: %w", err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	return s.Reset()
 }
 
 // waitHealthy polls GET /__admin/health every 50 ms until it answers 200
