@@ -37,6 +37,10 @@ type Options struct {
 	// Only, when not empty, runs just these requirement ids; the others
 	// are INCONCLUSIVE ("not selected").
 	Only []string
+	// Progress, if set, is told each requirement's result as soon as it
+	// is known (reports.Progress.Requirement prints one line per
+	// requirement), so a long remote run is not silent.
+	Progress func(reports.RequirementResult)
 }
 
 func (o Options) withDefaults() Options {
@@ -109,6 +113,9 @@ func Run(ctx context.Context, p *remote.Provider, opts Options) (reports.Certifi
 			res = r.run(req, res)
 		}
 		cert.Requirements = append(cert.Requirements, res)
+		if opts.Progress != nil {
+			opts.Progress(res)
+		}
 	}
 	cert.Finished = time.Now().UTC()
 	cert.Budgets = p.Meter().Budgets()

@@ -34,6 +34,14 @@ type journaled interface {
 	Amend(s *models.Snapshot) error
 }
 
+// refresher is a backend that caches its truth between steps: Refresh
+// makes the next Charges read all of it again.
+type refresher interface{ Refresh() }
+
+// budgeted is a backend whose requests are bounded by a budget; Exhausted
+// reports whether it has room for another step, and which budget is short.
+type budgeted interface{ Exhausted() (bool, string) }
+
 // embedded is the reference provider in process, on the bubble's virtual
 // clock, behind the InProcess wire that orders its decisions in the
 // history.
@@ -77,7 +85,7 @@ func newWireMock(cfg Config, now func() time.Time) (*wireMock, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := wiremock.NewProvider(srv, wiremock.Config{TimeScale: cfg.TimeScale, Now: now})
+	p := wiremock.NewProvider(srv, wiremock.Config{TimeScale: 1, Now: now}) // the machine scales the drawn faults
 	if err := p.Reset(); err != nil {
 		return nil, fmt.Errorf("wiremock: reset: %w", err)
 	}

@@ -5,16 +5,30 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/idemcheck/idemcheck/sut/remote"
 )
 
 // Config configures a conformance run. FromEnv reads it from the
 // environment; the zero value of a field means its default.
 type Config struct {
 	// Provider is the provider under test: "embedded" (default, in
-	// process on virtual time) or "wiremock" (a real WireMock server, in
-	// real time; IDEMCHECK_WIREMOCK_URL names one already running, else one
-	// is started from the jar that `make deps` installs). IDEMCHECK_PROVIDER.
+	// process on virtual time), "wiremock" (a real WireMock server, in real
+	// time; IDEMCHECK_WIREMOCK_URL names one already running, else one is
+	// started from the jar that `make deps` installs), or an http(s) base
+	// URL (a sandbox or cmd/refprovider, in real time, through Remote).
+	// IDEMCHECK_PROVIDER.
 	Provider string
+	// Remote is the remote provider when Provider is a URL: its dialect,
+	// API key, profile and budgets. Nil: Run builds it from the environment
+	// (remote.FromEnv: IDEMCHECK_DIALECT, IDEMCHECK_API_KEY,
+	// IDEMCHECK_PROFILE, IDEMCHECK_MAX_*), refusing a live-looking key
+	// before any request.
+	Remote *remote.Provider
+	// OnSequence, if set, is called after each drawn sequence that ran to
+	// its end (reports.Progress.Sequence prints a running count), so a long
+	// remote run is not silent.
+	OnSequence func()
 	// Mutant names a planted bug to swap in (see sut/mutants), "" for the
 	// reference client and provider. IDEMCHECK_MUTANT.
 	Mutant string
@@ -33,8 +47,10 @@ type Config struct {
 	// Retention is the embedded provider's key retention window; default 24h.
 	Retention time.Duration
 	// TimeScale turns the client's timeouts and the drawn fault durations
-	// into real time against WireMock; default 1/15 (attempt timeout 3 s →
-	// 200 ms, total 10 s → 667 ms, slow processing 15 s → 1 s). Ages that
+	// into real time against WireMock or a remote provider; default 1/15
+	// against WireMock (attempt timeout 3 s → 200 ms, total 10 s → 667 ms,
+	// slow processing 15 s → 1 s) and 1/3 against a URL (attempt timeout
+	// 1 s, for a sandbox's own latency). Ages that
 	// reconciliation judges (MinAge 2m, AbandonAfter 30m) are not scaled:
 	// time-passes moves the run's clock without waiting.
 	// IDEMCHECK_TIME_SCALE.
@@ -60,6 +76,8 @@ const (
 	DefaultProcessing  = 50 * time.Millisecond
 	DefaultRetention   = 24 * time.Hour
 	DefaultTimeScale   = 1.0 / 15
+	// DefaultRemoteTimeScale is TimeScale's default against a URL.
+	DefaultRemoteTimeScale = 1.0 / 3
 )
 
 // FromEnv reads IDEMCHECK_PROVIDER, IDEMCHECK_MUTANT, IDEMCHECK_REPORT_DIR,
@@ -101,11 +119,14 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Provider == "" {
 		c.Provider = ProviderEmbedded
 	}
-	if c.Provider != ProviderEmbedded && c.Provider != ProviderWireMock {
-		return c, fmt.Errorf("conformance: IDEMCHECK_PROVIDER=%q is not supported (%q or %q)", c.Provider, ProviderEmbedded, ProviderWireMock)
+	if c.Provider != ProviderEmbedded && c.Provider != ProviderWireMock && !remote.IsURL(c.Provider) {
+		return c, fmt.Errorf("conformance: IDEMCHECK_PROVIDER=%q is not supported (%q, %q or an http(s) base URL)", c.Provider, ProviderEmbedded, ProviderWireMock)
 	}
 	if c.TimeScale == 0 {
 		c.TimeScale = DefaultTimeScale
+		if c.isRemote() {
+			c.TimeScale = DefaultRemoteTimeScale
+		}
 	}
 	if c.ReportDir == "" {
 		c.ReportDir = DefaultReportDir
@@ -123,4 +144,22 @@ func (c Config) withDefaults() (Config, error) {
 		c.Retention = DefaultRetention
 	}
 	return c, nil
+}
+
+// isRemote reports whether the provider under test is a URL.
+func (c Config) isRemote() bool { return remote.IsURL(c.Provider) }
+
+// remoteProvider returns c.Remote, or builds it from the environment for
+// the URL in c.Provider (remote.New refuses a live-looking key or a
+// production profile here, before any request).
+func (c Config) remoteProvider() (*remote.Provider, error) {
+	if c.Remote != nil {
+		return c.Remote, nil
+	}
+	rc, err := remote.FromEnv()
+	if err != nil {
+		return nil, err
+	}
+	rc.BaseURL = c.Provider
+	return remote.New(rc)
 }

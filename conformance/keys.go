@@ -24,6 +24,14 @@ func newKeySource(now func() time.Time) *keySource {
 	return &keySource{rng: rand.NewChaCha8([32]byte{'i', 'd', 'e', 'm', 'c', 'h', 'e', 'c', 'k'}), now: now}
 }
 
+// newKeySourceSeeded is a keySource whose stream is seeded by seed (a run
+// id): its keys differ from every other run's.
+func newKeySourceSeeded(now func() time.Time, seed string) *keySource {
+	var s [32]byte
+	copy(s[:], "idemcheck-"+seed)
+	return &keySource{rng: rand.NewChaCha8(s), now: now}
+}
+
 // UUID returns the next version-7 UUID.
 func (k *keySource) UUID() uuid.UUID {
 	k.mu.Lock()

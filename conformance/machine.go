@@ -47,19 +47,27 @@ type world struct {
 // newWorld builds the systems for one sequence.
 func newWorld(cfg Config, m *mutants.Mutant) (*world, error) {
 	w := &world{cfg: cfg, hist: models.NewHistory(), lastCard: map[int64]string{}}
-	switch cfg.Provider {
-	case ProviderWireMock:
+	switch {
+	case cfg.Provider == ProviderWireMock:
 		w.clock, w.real = &faults.OffsetClock{}, true
 		wm, err := newWireMock(cfg, w.clock.Now)
 		if err != nil {
 			return nil, err
 		}
 		w.prov = wm
+	case cfg.isRemote():
+		w.clock, w.real = &faults.OffsetClock{}, true
+		w.prov = newRemoteBackend(cfg.Remote, w.hist, w.clock.Now)
 	default:
 		w.clock = faults.VirtualClock{}
 		w.prov = newEmbedded(cfg, m, w.hist, w.clock.Now)
 	}
 	w.keys = newKeySource(w.clock.Now)
+	if cfg.Remote != nil {
+		// Keys and attempt ids (so merchant references) unique to the run:
+		// two runs against one sandbox never share one.
+		w.keys = newKeySourceSeeded(w.clock.Now, cfg.Remote.RunID())
+	}
 	w.faults = faults.NewTransport(w.prov.Wire(), w.hist, nil)
 	w.faults.Now = w.clock.Now
 	w.ccfg = client.Config{

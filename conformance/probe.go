@@ -31,7 +31,7 @@ const probeWindow = time.Hour
 // probe must not settle what the client is still deciding.
 func (m *machine) probe(t *rapid.T) {
 	if m.w.real {
-		t.Skip("probes judge the provider; WireMock answers what the harness programmed")
+		t.Skip("probes judge the provider: WireMock answers what the harness programmed, and a remote provider is judged by the certification requirements")
 	}
 	var settled []models.PaymentAttempt
 	now := m.w.clock.Now()

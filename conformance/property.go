@@ -1,10 +1,12 @@
 package conformance
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/sut/client"
 	"github.com/idemcheck/idemcheck/sut/mutants"
+	"github.com/idemcheck/idemcheck/sut/remote"
 	"pgregory.net/rapid"
 )
 
@@ -28,6 +31,10 @@ type machine struct {
 	// API did not answer, its journal disagrees with the client's record);
 	// it stops the sequence like a violation and fails the check as itself.
 	broken error
+	// stopped says why the sequence stopped early without a verdict: a
+	// remote run's budget ran out. The check then passes vacuously and Run
+	// reports the run INCONCLUSIVE.
+	stopped string
 }
 
 // step records the start of a step that sends nothing of its own.
@@ -39,8 +46,16 @@ func (m *machine) step(action, args string) {
 // happens to its n-th request. A schedule per step, rather than one for the
 // whole sequence, keeps each fault with the step it hits, so that shrinking
 // can drop a step together with its faults.
+// In real time their durations are scaled like the client's timeouts
+// (Config.TimeScale), so the report shows the delays that really happened.
 func (m *machine) drawFaults(t *rapid.T) []faults.Fault {
-	return faults.ScheduleGen(m.run.cfg.MaxSchedule).Draw(t, "faults")
+	fs := faults.ScheduleGen(m.run.cfg.MaxSchedule).Draw(t, "faults")
+	if m.w.real {
+		for i := range fs {
+			fs[i].Delay = m.w.scale(fs[i].Delay)
+		}
+	}
+	return fs
 }
 
 // stepWith records the start of a step whose requests get fs.
@@ -84,7 +99,7 @@ func (m *machine) evaluate(invs []Invariant) {
 	m.w.clock.Settle() // a provider commit due now is in the snapshot, or not, every time
 	w, err := m.w.snapshot()
 	if err != nil {
-		m.broken = err
+		m.halt(err)
 		return
 	}
 	m.run.stats.evaluated(invs)
@@ -105,17 +120,43 @@ func (m *machine) fail(w World, v *ViolationError) {
 // failure found mid-sequence shrink into one found at the end.
 func (m *machine) live(action func(*rapid.T)) func(*rapid.T) {
 	return func(t *rapid.T) {
-		if m.failed == nil && m.broken == nil {
+		if m.failed == nil && m.broken == nil && m.stopped == "" && !m.outOfBudget() {
 			action(t)
 		}
 	}
+}
+
+// outOfBudget stops the sequence when a remote run's budget has no room
+// for another step.
+func (m *machine) outOfBudget() bool {
+	b, ok := m.w.prov.(budgeted)
+	if !ok {
+		return false
+	}
+	if out, which := b.Exhausted(); out {
+		m.stopped = "the " + which + " budget is spent"
+		m.run.noteStopped(m.stopped)
+		return true
+	}
+	return false
+}
+
+// halt ends the sequence on an error reading the provider: a spent budget
+// stops it without a verdict; anything else is the harness failing.
+func (m *machine) halt(err error) {
+	if errors.Is(err, remote.ErrBudget) {
+		m.stopped = err.Error()
+		m.run.noteStopped(m.stopped)
+		return
+	}
+	m.broken = err
 }
 
 // finish heals the faults, lets AbandonAfter plus the reconciliation
 // interval pass, reconciles, and checks safety and liveness; then pays
 // every abandoned order again, which must succeed under a new key.
 func (m *machine) finish() {
-	if m.failed != nil || m.broken != nil {
+	if m.failed != nil || m.broken != nil || m.stopped != "" || m.outOfBudget() {
 		return
 	}
 	w := m.w
@@ -125,10 +166,16 @@ func (m *machine) finish() {
 	w.reconcile("reconciler (final)")
 	w.clock.Advance(w.ccfg.Interval)
 	w.reconcile("reconciler (final)")
+	if r, ok := w.prov.(refresher); ok {
+		r.Refresh() // the final verdict reads the provider's whole truth
+	}
 	m.evaluate(m.safety())
 	m.evaluate(Liveness())
 	m.payAbandonedAgain()
-	if m.failed == nil && m.broken == nil {
+	if m.failed == nil && m.broken == nil && m.stopped == "" {
+		if f := m.run.cfg.OnSequence; f != nil {
+			f()
+		}
 		m.run.stats.sequence(m)
 	}
 }
@@ -162,7 +209,7 @@ func (m *machine) payAbandonedAgain() {
 		}
 		snap, err := w.snapshot()
 		if err != nil {
-			m.broken = err
+			m.halt(err)
 			return
 		}
 		switch {
@@ -216,7 +263,7 @@ const drainTime = time.Hour
 // in a virtual-time bubble (rapid.SyncTest) against the configured client
 // and provider, and checks the invariants after every step.
 func (r *runState) Property() func(*rapid.T) {
-	if r.cfg.Provider == ProviderWireMock {
+	if r.cfg.Provider == ProviderWireMock || r.cfg.isRemote() {
 		return r.realTime
 	}
 	return func(t *rapid.T) {
@@ -244,6 +291,9 @@ func (r *runState) Property() func(*rapid.T) {
 // bubble; every step waits for what it started, so nothing is in flight
 // between steps, and the provider is reset for the next check.
 func (r *runState) realTime(t *rapid.T) {
+	if r.stoppedWhy() != "" {
+		return // the budget is spent: the remaining checks have nothing to run on
+	}
 	w, err := newWorld(r.cfg, r.mutant)
 	if err != nil {
 		t.Fatal(err)
@@ -265,6 +315,24 @@ type runState struct {
 	// started is when the run began: only a fail file rapid wrote since
 	// then belongs to this failure.
 	started time.Time
+
+	mu      sync.Mutex // guards stopped
+	stopped string     // why a remote run stopped without a verdict, "" if it did not
+}
+
+// noteStopped records that the run stopped early, and why.
+func (r *runState) noteStopped(why string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped == "" {
+		r.stopped = why
+	}
+}
+
+func (r *runState) stoppedWhy() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stopped
 }
 
 // Run checks the conformance property under t with rapid (rapid's flags
@@ -277,6 +345,11 @@ func Run(t *testing.T, cfg Config) *Stats {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		t.Fatal(err)
+	}
+	if cfg.isRemote() {
+		if cfg.Remote, err = cfg.remoteProvider(); err != nil {
+			t.Fatal(err) // a live-looking key is refused here, before any request
+		}
 	}
 	r := &runState{cfg: cfg, test: t.Name(), stats: newStats(cfg), started: time.Now()}
 	if cfg.Mutant != "" {
@@ -291,12 +364,21 @@ func Run(t *testing.T, cfg Config) *Stats {
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
+			if f, ok := r.last.get(); ok {
+				r.stats.mu.Lock()
+				r.stats.violated, r.stats.violation = f.Invariant, f.Message
+				r.stats.mu.Unlock()
+			}
 			r.writeReport(t)
 			return // the statistics of a failing run count shrinking attempts: not a summary
 		}
 		r.writeSummary(t)
 	})
 	rapid.Check(t, r.Property())
+	r.stats.stopped = r.stoppedWhy()
+	if why := r.stats.stopped; why != "" && !t.Failed() {
+		t.Skipf("INCONCLUSIVE: %s after %d complete sequences; raise IDEMCHECK_MAX_REQUESTS / IDEMCHECK_MAX_CHARGES / IDEMCHECK_MAX_DURATION for more", why, r.stats.Sequences())
+	}
 	return r.stats
 }
 

@@ -29,13 +29,62 @@ type Stats struct {
 	subjects  map[string]int
 	// notJudged says why an invariant is left out of this run, by name.
 	notJudged map[string]string
+	// stopped says why a remote run stopped early (a budget), "" if not.
+	stopped string
+	// violated and violation are the invariant a failing run broke, and
+	// its message.
+	violated, violation string
+}
+
+// Results is the run's verdict on each invariant, for a certification
+// page: FAIL for the one a failing run broke, INCONCLUSIVE for one this
+// provider cannot be judged on or when a budget stopped the run, PASS for
+// the others once evaluated.
+func (s *Stats) Results() []reports.InvariantResult {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []reports.InvariantResult
+	for _, inv := range append(Safety(), Liveness()...) {
+		r := reports.InvariantResult{Name: inv.Name, Verdict: reports.Pass, Evaluations: s.evals[inv.Name],
+			Subjects: s.subjects[inv.Name], Subject: subjectOf[inv.Name]}
+		switch why, notJudged := s.notJudged[inv.Name]; {
+		case inv.Name == s.violated:
+			r.Verdict, r.Reason = reports.Fail, s.violation
+		case notJudged:
+			r.Verdict, r.Reason = reports.Inconclusive, why
+		case s.stopped != "":
+			r.Verdict, r.Reason = reports.Inconclusive, "the run stopped early: "+s.stopped
+		case r.Evaluations == 0:
+			r.Verdict, r.Reason = reports.Inconclusive, "never evaluated"
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// Coverage is what the run exercised, for a certification page.
+func (s *Stats) Coverage() reports.Coverage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := reports.Coverage{Sequences: s.sequences, Steps: s.steps, Exchanges: s.exchanges, Faults: map[string]int{}}
+	for k, v := range s.faults {
+		c.Faults[string(k)] = v
+	}
+	return c
 }
 
 func newStats(cfg Config) *Stats {
 	s := &Stats{faults: map[faults.Kind]int{}, evals: map[string]int{}, subjects: map[string]int{}, notJudged: map[string]string{}}
-	if cfg.Provider == ProviderWireMock {
+	why := ""
+	switch {
+	case cfg.Provider == ProviderWireMock:
+		why = "a provider-only invariant; WireMock answers what the harness programmed from the specification"
+	case cfg.isRemote():
+		why = "a provider-only invariant; a remote provider's order of decisions is not observable here, so the certification requirements judge it (TestCertify, with porcupine)"
+	}
+	if why != "" {
 		for name := range providerOnly {
-			s.notJudged[name] = "a provider-only invariant; WireMock answers what the harness programmed from the specification"
+			s.notJudged[name] = why
 		}
 	}
 	return s
