@@ -393,10 +393,25 @@ func fromRoot(path string) string {
 
 // envHint is what rapid's own "To reproduce" line needs in front of it.
 func (r *runState) envHint() string {
-	if r.cfg.Mutant == "" {
-		return ""
+	if env := r.replayEnv(); env != "" {
+		return "\nreproduce with " + env + "set (see the replay: line below)"
 	}
-	return "\nreproduce with IDEMCHECK_MUTANT=" + r.cfg.Mutant + " set (see the replay: line below)"
+	return ""
+}
+
+// replayEnv is the environment a replay of this run needs, each variable
+// followed by a space: the provider when it is not the embedded one
+// (a URL is shown without credentials; IDEMCHECK_API_KEY and the other
+// remote settings stay the user's to set) and the mutant.
+func (r *runState) replayEnv() string {
+	var env string
+	if r.cfg.Provider != ProviderEmbedded {
+		env += "IDEMCHECK_PROVIDER=" + reports.RedactURL(r.cfg.Provider) + " "
+	}
+	if r.cfg.Mutant != "" {
+		env += "IDEMCHECK_MUTANT=" + r.cfg.Mutant + " "
+	}
+	return env
 }
 
 // reportBase is where the failure report of the run goes, without
@@ -482,8 +497,5 @@ func replayCommand(r *runState, failFile string) string {
 	if failFile != "" {
 		cmd += " -rapid.failfile=" + failFile
 	}
-	if r.cfg.Mutant != "" {
-		cmd = "IDEMCHECK_MUTANT=" + r.cfg.Mutant + " " + cmd
-	}
-	return cmd
+	return r.replayEnv() + cmd
 }

@@ -107,6 +107,12 @@ func (r *runState) reproduce(invariant, failFile string) (reports.Reproducibilit
 		"IDEMCHECK_PROVIDER=" + r.cfg.Provider, "IDEMCHECK_MUTANT=" + r.cfg.Mutant,
 		"IDEMCHECK_MAX_ORDERS=" + strconv.Itoa(r.cfg.MaxOrders), "IDEMCHECK_MAX_SCHEDULE=" + strconv.Itoa(r.cfg.MaxSchedule),
 		"IDEMCHECK_REPORT_DIR=" + scratch, "IDEMCHECK_REPRODUCE=0", reports.StepSummaryEnv + "=",
+		"IDEMCHECK_TIME_SCALE=" + strconv.FormatFloat(r.cfg.TimeScale, 'g', -1, 64),
+	}
+	if r.cfg.Provider == ProviderWireMock {
+		if srv, err := sharedWireMock.Get(); err == nil {
+			env = append(env, "IDEMCHECK_WIREMOCK_URL="+srv.URL) // the replays share this run's server
+		}
 	}
 	replay := ChildReplay(os.Args[0], runPattern(r.test), failFile, "idemcheck: "+invariant+" violated", env)
 	return CheckReproducible(context.Background(), r.cfg.Reproduce, replay)

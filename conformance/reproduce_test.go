@@ -90,7 +90,7 @@ func TestReproducibilityCheckReproducesAMutant(t *testing.T) {
 	require.True(t, failed, out)
 	failFiles, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), "testdata", "rapid", "*", "*.fail"))
 	require.Len(t, failFiles, 1, out)
-	env := []string{"IDEMCHECK_MUTANT=no-fingerprint", "IDEMCHECK_REPORT_DIR=" + t.TempDir(), "IDEMCHECK_REPRODUCE=0", "GITHUB_STEP_SUMMARY="}
+	env := []string{"IDEMCHECK_PROVIDER=embedded", "IDEMCHECK_MUTANT=no-fingerprint", "IDEMCHECK_REPORT_DIR=" + t.TempDir(), "IDEMCHECK_REPRODUCE=0", "GITHUB_STEP_SUMMARY="}
 	replay := conformance.ChildReplay(os.Args[0], "^TestConformance$/^no-fingerprint$", failFiles[0],
 		"idemcheck: mismatch-rejected violated", env)
 	rep, err := conformance.CheckReproducible(context.Background(), 0, replay)

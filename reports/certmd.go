@@ -54,7 +54,7 @@ func CertificationMarkdown(c Certification) []byte {
 	fmt.Fprintf(&b, "# idemcheck certification: %s\n\n", c.Overall())
 	b.WriteString("| run | |\n|---|---|\n")
 	for _, kv := range [][2]string{
-		{"provider", redactURL(c.Provider)}, {"dialect", c.Dialect}, {"profile", c.Profile}, {"run id", c.RunID},
+		{"provider", RedactURL(c.Provider)}, {"dialect", c.Dialect}, {"profile", c.Profile}, {"run id", c.RunID},
 	} {
 		v := "none"
 		if kv[1] != "" {

@@ -47,7 +47,7 @@ func FailureSummary(f Failure, report string) []byte {
 	}
 	fmt.Fprintf(&b, "> %s\n\n", mdText(firstLine(f.Message)))
 	var about []string
-	for _, kv := range [][2]string{{"test", f.Test}, {"mutant", f.Mutant}, {"provider", redactURL(f.Provider)}} {
+	for _, kv := range [][2]string{{"test", f.Test}, {"mutant", f.Mutant}, {"provider", RedactURL(f.Provider)}} {
 		if kv[1] != "" {
 			about = append(about, kv[0]+" "+code(kv[1], false))
 		}

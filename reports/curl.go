@@ -40,7 +40,7 @@ func CurlScript(f Failure) []byte {
 		fmt.Fprintf(&b, "# %s\n", shellComment(f.Explanation))
 	}
 	var about []string
-	for _, kv := range [][2]string{{"test", f.Test}, {"mutant", f.Mutant}, {"provider", redactURL(f.Provider)}} {
+	for _, kv := range [][2]string{{"test", f.Test}, {"mutant", f.Mutant}, {"provider", RedactURL(f.Provider)}} {
 		if kv[1] != "" {
 			about = append(about, kv[0]+" "+kv[1])
 		}
@@ -169,16 +169,16 @@ func defaultBase(provider string) string {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return DefaultCurlBase
 	}
-	s := redactURL(provider)
+	s := RedactURL(provider)
 	if strings.ContainsAny(s, "\"$`\\!") {
 		return DefaultCurlBase
 	}
 	return strings.TrimRight(s, "/")
 }
 
-// redactURL drops the credentials, query and fragment of a URL; anything
+// RedactURL drops the credentials, query and fragment of a URL; anything
 // that does not parse as a URL with a host is returned unchanged.
-func redactURL(s string) string {
+func RedactURL(s string) string {
 	u, err := url.Parse(s)
 	if err != nil || u.Host == "" {
 		return s

@@ -217,7 +217,7 @@ func WriteCertificationRun(dir string, c Certification) (CertificationPaths, err
 	}
 	md := CertificationMarkdown(c)
 	e := RunEntry{RunID: c.RunID, Kind: "certification", Started: c.Started, Verdict: c.Overall(),
-		Summary: strings.TrimSpace(redactURL(c.Provider) + " " + c.Dialect), Report: "certification.md"}
+		Summary: strings.TrimSpace(RedactURL(c.Provider) + " " + c.Dialect), Report: "certification.md"}
 	if err := writeRun(dir, folder, e, map[string][]byte{
 		"certification.md": md, "certification.json": js, "certification.junit.xml": junit,
 	}); err != nil {

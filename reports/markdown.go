@@ -34,7 +34,7 @@ func Markdown(f Failure) []byte {
 	if f.Test != "" {
 		about = append(about, "Test "+code(f.Test, false))
 	}
-	about = append(about, "provider "+code(redactURL(f.Provider), false))
+	about = append(about, "provider "+code(RedactURL(f.Provider), false))
 	if f.Mutant != "" {
 		about = append(about, "mutant "+code(f.Mutant, false))
 	}
