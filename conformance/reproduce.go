@@ -111,7 +111,8 @@ func (r *runState) reproduce(invariant, failFile string) (reports.Reproducibilit
 	}
 	if r.cfg.Provider == ProviderWireMock {
 		if srv, err := sharedWireMock.Get(); err == nil {
-			env = append(env, "IDEMCHECK_WIREMOCK_URL="+srv.URL) // the replays share this run's server
+			// The replays share this run's server, under its turn.
+			env = append(env, "IDEMCHECK_WIREMOCK_URL="+srv.URL, "IDEMCHECK_WIREMOCK_LOCKED=1")
 		}
 	}
 	replay := ChildReplay(os.Args[0], runPattern(r.test), failFile, "idemcheck: "+invariant+" violated", env)

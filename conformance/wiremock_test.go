@@ -19,7 +19,8 @@ func wireMockEnv(t *testing.T) []string {
 	t.Helper()
 	srv, err := sharedWireMock.Get()
 	require.NoError(t, err)
-	return []string{"IDEMCHECK_PROVIDER=wiremock", "IDEMCHECK_WIREMOCK_URL=" + srv.URL}
+	// The child uses the server under this process's turn (see wiremock.Shared).
+	return []string{"IDEMCHECK_PROVIDER=wiremock", "IDEMCHECK_WIREMOCK_URL=" + srv.URL, "IDEMCHECK_WIREMOCK_LOCKED=1"}
 }
 
 // TestWireMockReferencePasses: the rapid property with a real WireMock

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -171,7 +172,8 @@ func describe(req *http.Request) (models.Exchange, []byte, error) {
 		body = b
 	}
 	if v, ok := req.Header[models.IdempotencyKeyHeader]; ok && len(v) > 0 {
-		ex.HasKey, ex.KeyHeader = true, v[0]
+		// Several header lines are one comma-joined value (RFC 9110 §5.3).
+		ex.HasKey, ex.KeyHeader = true, strings.Join(v, ", ")
 		ex.Key, _, _ = models.ParseKey(v[0])
 	}
 	var cr models.ChargeRequest

@@ -55,10 +55,26 @@ type Entry struct {
 }
 
 // Journal returns every request in WireMock's journal, oldest first
-// (GET /__admin/requests, through go-wiremock's GetAllRequests).
+// (GET /__admin/requests). It reads the journal itself rather than through
+// go-wiremock's GetAllRequests, whose headers are a map of strings: WireMock
+// writes a header sent twice as an array, which that type cannot hold.
 func (s *Server) Journal() ([]Entry, error) {
-	all, err := s.Admin.GetAllRequests()
-	if err != nil {
+	var all struct {
+		Requests []struct {
+			Request struct {
+				URL        string                     `json:"url"`
+				Method     string                     `json:"method"`
+				Body       string                     `json:"body"`
+				LoggedDate int64                      `json:"loggedDate"`
+				Headers    map[string]json.RawMessage `json:"headers"`
+			} `json:"request"`
+			Response struct {
+				Status  int                        `json:"status"`
+				Headers map[string]json.RawMessage `json:"headers"`
+			} `json:"response"`
+		} `json:"requests"`
+	}
+	if err := s.getJSON("/__admin/requests", &all); err != nil {
 		return nil, fmt.Errorf("wiremock: journal: %w", err)
 	}
 	out := make([]Entry, 0, len(all.Requests))
@@ -66,17 +82,18 @@ func (s *Server) Journal() ([]Entry, error) {
 	for i := len(all.Requests) - 1; i >= 0; i-- {
 		r := all.Requests[i]
 		e := Entry{Method: r.Request.Method, URL: r.Request.URL, Body: r.Request.Body,
-			Status: int(r.Response.Status), LoggedAt: time.UnixMilli(r.Request.LoggedDate)}
-		for k, v := range r.Request.Headers {
+			Status: r.Response.Status, LoggedAt: time.UnixMilli(r.Request.LoggedDate)}
+		for k, raw := range r.Request.Headers {
+			v := headerValues(raw)
 			switch {
 			case strings.EqualFold(k, "Idempotency-Key"):
-				e.KeyHeader, e.HasKey = v, true
-			case strings.EqualFold(k, ExchangeHeader):
-				e.Exchange, _ = strconv.Atoi(v)
+				e.KeyHeader, e.HasKey = strings.Join(v, ", "), true
+			case strings.EqualFold(k, ExchangeHeader) && len(v) > 0:
+				e.Exchange, _ = strconv.Atoi(v[0])
 			}
 		}
-		for k, v := range r.Response.Headers {
-			if strings.EqualFold(k, "Idempotent-Replayed") && v == "true" {
+		for k, raw := range r.Response.Headers {
+			if v := headerValues(raw); strings.EqualFold(k, "Idempotent-Replayed") && len(v) > 0 && v[0] == "true" {
 				e.Replayed = true
 			}
 		}
@@ -84,6 +101,18 @@ func (s *Server) Journal() ([]Entry, error) {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].LoggedAt.Before(out[j].LoggedAt) })
 	return out, nil
+}
+
+// headerValues reads a journal header: a string, or an array of them for a
+// header sent more than once.
+func headerValues(raw json.RawMessage) []string {
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		return []string{one}
+	}
+	var many []string
+	_ = json.Unmarshal(raw, &many)
+	return many
 }
 
 func (s *Server) getJSON(path string, v any) error {
@@ -103,23 +132,34 @@ func (s *Server) getJSON(path string, v any) error {
 // journal what crossed the network: the Idempotency-Key header, whether
 // there was one, and WireMock's status. It marks those exchanges
 // Journaled. An exchange with no entry never reached WireMock (dropped, or
-// cut before it was sent) and is left as recorded. The first exchange
-// whose key header the two records disagree on is an error: the client's
-// own log and the wire must tell one story.
+// cut before it was sent) and is left as recorded.
+//
+// The two records must tell one story, or Amend fails: a key header they
+// disagree on (compared as sent on the wire, where surrounding spaces are
+// trimmed; several header lines are joined by ", "), one exchange received
+// twice (a resend the client never made, as net/http does on a reused
+// connection), or a journal entry for an exchange the history does not
+// hold.
 func Amend(exs []models.Exchange, journal []Entry) error {
 	byID := make(map[int]Entry, len(journal))
 	for _, e := range journal {
-		if e.Exchange > 0 {
-			byID[e.Exchange] = e
+		if e.Exchange <= 0 {
+			continue // sent around the harness's Transport (ids < 0 are the Provider's own)
 		}
+		if _, dup := byID[e.Exchange]; dup {
+			return fmt.Errorf("exchange %d reached WireMock twice: a request was resent below the client", e.Exchange)
+		}
+		byID[e.Exchange] = e
 	}
+	known := make(map[int]bool, len(exs))
 	for i := range exs {
 		ex := &exs[i]
+		known[ex.ID] = true
 		e, ok := byID[ex.ID]
 		if !ok {
 			continue
 		}
-		if e.HasKey != ex.HasKey || e.KeyHeader != ex.KeyHeader {
+		if e.HasKey != ex.HasKey || e.KeyHeader != wireValue(ex.KeyHeader) {
 			return fmt.Errorf("exchange %d: the client's record says Idempotency-Key %q (present %v), WireMock's journal says %q (present %v)",
 				ex.ID, ex.KeyHeader, ex.HasKey, e.KeyHeader, e.HasKey)
 		}
@@ -128,5 +168,14 @@ func Amend(exs []models.Exchange, journal []Entry) error {
 		ex.Journaled = true
 		ex.ProviderDone, ex.ProviderStatus = true, e.Status
 	}
+	for id := range byID {
+		if !known[id] {
+			return fmt.Errorf("WireMock's journal holds exchange %d, which the client's record does not", id)
+		}
+	}
 	return nil
 }
+
+// wireValue is a header value as it crosses the wire: net/http trims
+// surrounding spaces and tabs.
+func wireValue(v string) string { return strings.Trim(v, " \t") }

@@ -39,3 +39,18 @@ func TestAmendRefusesDisagreement(t *testing.T) {
 		}
 	}
 }
+
+func TestAmendRefusesHiddenResendsAndStrangers(t *testing.T) {
+	const k = `"01a1d96c-e23d-77bf-801e-9df969c1d378"`
+	exs := func() []models.Exchange {
+		return []models.Exchange{{ID: 1, Method: "POST", KeyHeader: k, HasKey: true}}
+	}
+	twice := []wiremock.Entry{{Exchange: 1, KeyHeader: k, HasKey: true, Status: 201}, {Exchange: 1, KeyHeader: k, HasKey: true, Status: 404}}
+	if err := wiremock.Amend(exs(), twice); err == nil || !strings.Contains(err.Error(), "reached WireMock twice") {
+		t.Errorf("one exchange in the journal twice: Amend = %v", err)
+	}
+	stranger := []wiremock.Entry{{Exchange: 7, KeyHeader: k, HasKey: true}}
+	if err := wiremock.Amend(exs(), stranger); err == nil || !strings.Contains(err.Error(), "does not") {
+		t.Errorf("a journal entry the history does not hold: Amend = %v", err)
+	}
+}

@@ -39,12 +39,12 @@ type fixture struct {
 }
 
 // fastTimings are the seed article's pipeline on loopback (its tests cut
-// the retry delay to 10 ms): attempt 1 s, total 3 s, retry delay 10 ms, 3
+// the retry delay to 10 ms): attempt 2 s, total 6 s, retry delay 10 ms, 3
 // retries. The attempt timeout is long enough that a loaded machine does
 // not turn an answer the test counts into a timeout; tests about timeouts
 // set their own.
 func fastTimings(c *client.Config) {
-	c.AttemptTimeout, c.TotalTimeout, c.RetryDelay, c.MaxRetries = time.Second, 3*time.Second, 10*time.Millisecond, 3
+	c.AttemptTimeout, c.TotalTimeout, c.RetryDelay, c.MaxRetries = 2*time.Second, 6*time.Second, 10*time.Millisecond, 3
 }
 
 // newFixture resets the shared server and wires a client to it. cfg may

@@ -2,6 +2,7 @@ package wiremock
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -91,7 +92,8 @@ type Provider struct {
 
 	mu      sync.Mutex // guards keys, refs, charges, declines, loses, nextID
 	keys    map[string]*keyState
-	refs    map[string]string // merchant_reference → key
+	gates   map[string]chan struct{} // per key: a token held while a request with it is at WireMock
+	refs    map[string][]string      // merchant_reference → keys sent with it, in order
 	charges int
 	decl    int
 	loses   int
@@ -135,7 +137,7 @@ func NewProvider(srv *Server, cfg Config) *Provider {
 }
 
 func (p *Provider) clear() {
-	p.keys, p.refs = map[string]*keyState{}, map[string]string{}
+	p.keys, p.refs, p.gates = map[string]*keyState{}, map[string][]string{}, map[string]chan struct{}{}
 	p.charges, p.decl, p.loses, p.nextID = 0, 0, 0, 0
 }
 
@@ -166,7 +168,13 @@ func (p *Provider) Scale(d time.Duration) time.Duration {
 }
 
 // RoundTrip programs the stub that answers req, then sends req to WireMock
-// with ExchangeHeader set.
+// with ExchangeHeader set. Requests with one key pass one at a time, from
+// programming until WireMock's answer starts (or fails): WireMock does not
+// move a scenario atomically under concurrent requests (wiremock issue
+// #456: two "first" answers, lost transitions, unmatched requests), so a
+// double click reaches it in sequence. A request waiting its turn gives up
+// with its context; one whose answer is delayed holds the key until the
+// client gives up, after which the key, still in flight, answers 409.
 func (p *Provider) RoundTrip(req *http.Request) (*http.Response, error) {
 	var body []byte
 	if req.Body != nil {
@@ -179,6 +187,13 @@ func (p *Provider) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	f, _ := faults.FaultFrom(req.Context())
 	id := faults.ExchangeID(req.Context())
+	if raw := req.Header.Get(models.IdempotencyKeyHeader); req.Method == http.MethodPost && raw != "" {
+		release, err := p.gate(req.Context(), keyOf(raw))
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+	}
 	p.mu.Lock()
 	if id == 0 {
 		p.nextID++
@@ -216,10 +231,7 @@ func (p *Provider) program(req *http.Request, body []byte, f faults.Fault, id in
 
 // programPost installs the n-th stub of the key's scenario.
 func (p *Provider) programPost(header string, body []byte, f faults.Fault, id int) error {
-	key, _, ok := models.ParseKey(header)
-	if !ok {
-		key = header // a malformed key is still a key to WireMock
-	}
+	key := keyOf(header)
 	var cr models.ChargeRequest
 	_ = json.Unmarshal(body, &cr)
 	fp := models.Fingerprint(cr)
@@ -228,9 +240,7 @@ func (p *Provider) programPost(header string, body []byte, f faults.Fault, id in
 		ks = &keyState{key: key, ref: cr.MerchantReference, fingerprint: fp, processAt: -1}
 		p.keys[key] = ks
 		if cr.MerchantReference != "" {
-			if _, taken := p.refs[cr.MerchantReference]; !taken {
-				p.refs[cr.MerchantReference] = key
-			}
+			p.refs[cr.MerchantReference] = append(p.refs[cr.MerchantReference], key)
 		}
 	}
 	var a answer
@@ -283,14 +293,17 @@ func (p *Provider) process(ks *keyState, cr models.ChargeRequest) {
 // programFind installs the answer of one GET /v1/charges?merchant_reference=.
 func (p *Provider) programFind(ref string, f faults.Fault, id int) error {
 	charges := []models.Charge{}
-	if key, ok := p.refs[ref]; ok {
+	if keys := p.refs[ref]; len(keys) > 0 {
 		held, err := p.heldLocked()
 		if err != nil {
 			return err
 		}
-		if c, ok := held[key]; ok {
-			charges = append(charges, c)
+		for _, key := range keys {
+			if c, ok := held[key]; ok {
+				charges = append(charges, c)
+			}
 		}
+		sortCharges(charges)
 	}
 	a := answer{status: http.StatusOK, body: mustJSON(map[string][]models.Charge{"data": charges})}
 	rule := exchangeStub(gowiremock.Get, id).WithQueryParam("merchant_reference", gowiremock.EqualTo(ref))
@@ -343,4 +356,32 @@ func (p *Provider) heldLocked() (map[string]models.Charge, error) {
 		}
 	}
 	return held, nil
+}
+
+// keyOf is the key an Idempotency-Key header names: the parsed Structured
+// Field String or bare token, or the raw value when it parses as neither
+// (a malformed key is still a key to WireMock).
+func keyOf(header string) string {
+	if key, _, ok := models.ParseKey(header); ok {
+		return key
+	}
+	return header
+}
+
+// gate waits for key's turn at WireMock, or for ctx to end; release gives
+// the turn back.
+func (p *Provider) gate(ctx context.Context, key string) (release func(), err error) {
+	p.mu.Lock()
+	g, ok := p.gates[key]
+	if !ok {
+		g = make(chan struct{}, 1)
+		p.gates[key] = g
+	}
+	p.mu.Unlock()
+	select {
+	case g <- struct{}{}:
+		return func() { <-g }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }

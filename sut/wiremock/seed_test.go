@@ -5,6 +5,7 @@ package wiremock_test
 
 import (
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -157,7 +158,12 @@ func TestSeedSlowProviderTimeoutConflictReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(seen, ", "); got != "client gave up, 409, 201 replayed" || len(charges) != 1 {
-		t.Fatalf("the client saw %q with %d charges at the provider; want \"client gave up, 409, 201 replayed\" and 1", got, len(charges))
+	// On a loaded machine a try may also time out waiting: then more 409s
+	// or timeouts come between; the story stays timeout, 409, replay.
+	got := strings.Join(seen, ", ")
+	story := regexp.MustCompile(`^client gave up, 409(, (409|client gave up))*, 201 replayed$`)
+	if !story.MatchString(got) || len(charges) != 1 {
+		t.Fatalf("the client saw %q with %d charges at the provider; want a timeout, a 409, the replayed 201 (\"client gave up, 409, 201 replayed\") and 1 charge", got, len(charges))
 	}
+	t.Logf("the client saw %s; charges at the provider: %d", got, len(charges))
 }

@@ -220,17 +220,31 @@ func (s *Server) Stop() {
 // Shared is one WireMock server for a whole test package, started on first
 // use and stopped by Stop (call it from TestMain after m.Run). With
 // IDEMCHECK_WIREMOCK_URL set it attaches to that server instead of
-// starting one. It is safe for concurrent use.
+// starting one, and holds it alone: every run resets the server, so test
+// processes that share one (go test ./... runs packages in parallel) take
+// turns, through a lock file in the temporary directory, waiting at most
+// LockWait. A child process of the holder sets IDEMCHECK_WIREMOCK_LOCKED=1
+// to use the server under its parent's turn. It is safe for concurrent use.
 type Shared struct {
 	once sync.Once
 	srv  *Server
 	err  error
+	lock *os.File // held while this process uses an attached server
 }
+
+// LockWait bounds how long Shared.Get waits for its turn at an attached
+// server; default 15 minutes.
+var LockWait = 15 * time.Minute
 
 // Get returns the shared server, starting it the first time.
 func (sh *Shared) Get() (*Server, error) {
 	sh.once.Do(func() {
 		if url := os.Getenv("IDEMCHECK_WIREMOCK_URL"); url != "" {
+			if os.Getenv("IDEMCHECK_WIREMOCK_LOCKED") != "1" {
+				if sh.lock, sh.err = lockServer(url); sh.err != nil {
+					return
+				}
+			}
 			sh.srv = Attach(url)
 			return
 		}
@@ -244,10 +258,44 @@ func (sh *Shared) Get() (*Server, error) {
 	return sh.srv, sh.err
 }
 
-// Stop stops the shared server if this process started it.
+// Stop stops the shared server if this process started it, and gives up
+// its turn at an attached one.
 func (sh *Shared) Stop() {
 	if sh.srv != nil {
 		sh.srv.Stop()
+	}
+	if sh.lock != nil {
+		_ = sh.lock.Close() // closing the file releases the flock
+	}
+}
+
+// lockServer takes this process's turn at the server at url: an exclusive
+// flock on a file named after it, polled every 100 ms for at most
+// LockWait. The lock dies with the process.
+func lockServer(url string) (*os.File, error) {
+	name := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '_'
+	}, url)
+	f, err := os.OpenFile(filepath.Join(os.TempDir(), "idemcheck-wiremock-"+name+".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("wiremock: lock file: %w", err)
+	}
+	deadline := time.Now().Add(LockWait)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
+			f.Close()
+			return nil, fmt.Errorf("wiremock: another test process holds %s (waited %s): %w", url, LockWait, err)
+		}
+		<-tick.C
 	}
 }
 
@@ -272,6 +320,3 @@ func (t *tailBuffer) String() string {
 	defer t.mu.Unlock()
 	return string(t.b)
 }
-
-// errStopped is returned by calls on a server that has exited.
-var errStopped = errors.New("wiremock: server stopped")

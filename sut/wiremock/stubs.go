@@ -75,10 +75,11 @@ func exchangeStub(method func(gowiremock.URLMatcher) *gowiremock.StubRule, id in
 		WithHeader(ExchangeHeader, gowiremock.EqualTo(strconv.Itoa(id)))
 }
 
-// keyPattern matches the key sent quoted (a Structured Field String) or
-// bare: one key either way (PROVIDER_API.md).
+// keyPattern matches the key sent quoted (a Structured Field String,
+// escapes and all) or bare: one key either way (PROVIDER_API.md), and no
+// other key.
 func keyPattern(key string) string {
-	return `^"?` + regexp.QuoteMeta(key) + `"?$`
+	return `^(?:` + regexp.QuoteMeta(models.FormatKey(key)) + `|` + regexp.QuoteMeta(key) + `)$`
 }
 
 // scenarioName is the WireMock scenario of one key.
