@@ -3,8 +3,6 @@ package conformance
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -12,7 +10,6 @@ import (
 
 	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/models"
-	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/sut/client"
 	"github.com/idemcheck/idemcheck/sut/mutants"
 	"github.com/idemcheck/idemcheck/sut/remote"
@@ -380,122 +377,4 @@ func Run(t *testing.T, cfg Config) *Stats {
 		t.Skipf("INCONCLUSIVE: %s after %d complete sequences; raise IDEMCHECK_MAX_REQUESTS / IDEMCHECK_MAX_CHARGES / IDEMCHECK_MAX_DURATION for more", why, r.stats.Sequences())
 	}
 	return r.stats
-}
-
-// fromRoot shows path, relative to the package directory where go test
-// runs, as seen from the repository root where the user typed the command.
-func fromRoot(path string) string {
-	if filepath.IsAbs(path) {
-		return path
-	}
-	return filepath.Join("conformance", path)
-}
-
-// envHint is what rapid's own "To reproduce" line needs in front of it.
-func (r *runState) envHint() string {
-	if env := r.replayEnv(); env != "" {
-		return "\nreproduce with " + env + "set (see the replay: line below)"
-	}
-	return ""
-}
-
-// replayEnv is the environment a replay of this run needs, each variable
-// followed by a space: the provider when it is not the embedded one
-// (a URL is shown without credentials; IDEMCHECK_API_KEY and the other
-// remote settings stay the user's to set) and the mutant.
-func (r *runState) replayEnv() string {
-	var env string
-	if r.cfg.Provider != ProviderEmbedded {
-		env += "IDEMCHECK_PROVIDER=" + reports.RedactURL(r.cfg.Provider) + " "
-	}
-	if r.cfg.Mutant != "" {
-		env += "IDEMCHECK_MUTANT=" + r.cfg.Mutant + " "
-	}
-	return env
-}
-
-// reportBase is where the failure report of the run goes, without
-// extension: in the run's own folder, <report dir>/<UTC start>-<test>/
-// (reports.RunFolder), fixed when the run starts.
-func (r *runState) reportBase() string {
-	return filepath.Join(r.cfg.ReportDir, reports.RunFolder(r.started, r.test), "failure")
-}
-
-// remember keeps the failing world of a check; the last one kept when
-// rapid gives up is the shrunk counterexample.
-func (r *runState) remember(m *machine, w World, v *ViolationError) {
-	r.last.set(failureOf(r, m, w, v))
-}
-
-func failureOf(r *runState, m *machine, w World, v *ViolationError) reports.Failure {
-	f := reports.Failure{
-		Test: r.test, Invariant: v.Invariant, Message: v.Message, Provider: r.cfg.Provider,
-		History: w.History, Orders: w.Orders, Attempts: w.Attempts, Charges: w.Charges,
-	}
-	if r.mutant != nil {
-		f.Mutant = r.mutant.Name
-	}
-	f.Schedule = append(f.Schedule, m.w.schedules...)
-	return f
-}
-
-func (r *runState) writeReport(t *testing.T) {
-	f, ok := r.last.get()
-	if !ok {
-		return
-	}
-	ff := newestFailFile(r.test, r.started)
-	f.Replay, f.Seed, f.Explanation = replayCommand(r, ff), failFileSeed(ff), explain(f)
-	if r.cfg.Reproduce > 0 && ff != "" {
-		rep, err := r.reproduce(f.Invariant, ff)
-		if err != nil {
-			t.Logf("idemcheck: reproducibility check stopped: %v", err)
-		} else {
-			f.Reproducibility = &rep
-		}
-	}
-	p, err := reports.WriteFailureRun(r.cfg.ReportDir, r.started, f, invariantNames())
-	if err != nil {
-		t.Logf("idemcheck: could not write the report: %v", err)
-		if p.Markdown == "" {
-			return
-		}
-	}
-	repro := ""
-	if f.Reproducibility != nil {
-		repro = "\nreplayed: " + f.Reproducibility.String()
-	}
-	t.Logf("idemcheck: %s violated after %d shopper steps\n%s\n%s\nreport: %s\njson:   %s\ncurl:   %s\njunit:  %s\nindex:  %s%s\nreplay: %s   (from the repository root)",
-		f.Invariant, len(f.History.Steps), f.Explanation, f.Message, fromRoot(p.Markdown), fromRoot(p.JSON), fromRoot(p.Curl),
-		fromRoot(p.JUnit), fromRoot(filepath.Join(r.cfg.ReportDir, reports.IndexFile)), repro, f.Replay)
-}
-
-// writeSummary logs the statistics of a passing run and records the run
-// in the report directory's index.
-func (r *runState) writeSummary(t *testing.T) {
-	sum := r.stats.Summary()
-	t.Log(sum)
-	if _, err := reports.WritePassRun(r.cfg.ReportDir, r.started, r.test, sum); err != nil {
-		t.Logf("idemcheck: could not record the run: %v", err)
-	}
-}
-
-// runPattern is the go test -run pattern that selects test exactly.
-func runPattern(test string) string {
-	parts := strings.Split(test, "/")
-	for i, p := range parts {
-		parts[i] = "^" + regexp.QuoteMeta(p) + "$"
-	}
-	return strings.Join(parts, "/")
-}
-
-// replayCommand is the command that replays the run's failure from the
-// repository root: the go test line with the run's mutant and failFile
-// (rapid's fail file, relative to the package directory; "" for none).
-func replayCommand(r *runState, failFile string) string {
-	cmd := fmt.Sprintf("go test ./conformance -run '%s'", runPattern(r.test))
-	if failFile != "" {
-		cmd += " -rapid.failfile=" + failFile
-	}
-	return r.replayEnv() + cmd
 }
