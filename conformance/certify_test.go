@@ -57,7 +57,7 @@ func TestCertify(t *testing.T) {
 
 	var stats *conformance.Stats
 	property := t.Run("property", func(t *testing.T) {
-		stats = conformance.Run(t, conformance.Config{Provider: p.BaseURL(), Remote: p, TimeScale: scale, ReportDir: reportDir(),
+		stats = conformance.RunStats(t, conformance.Config{Provider: p.BaseURL(), Remote: p, TimeScale: scale, ReportDir: reportDir(),
 			OnSequence: func() { _ = progress.Sequence() }})
 	})
 	cert.Invariants, cert.Coverage = stats.Results(), stats.Coverage()

@@ -142,7 +142,12 @@ func (m *machine) outOfBudget() bool {
 // stops it without a verdict; anything else is the harness failing.
 func (m *machine) halt(err error) {
 	if errors.Is(err, remote.ErrBudget) {
-		m.stopped = err.Error()
+		m.stopped = "a budget is spent"
+		if b, ok := m.w.prov.(budgeted); ok {
+			if _, which := b.Exhausted(); which != "" {
+				m.stopped = "the " + which + " budget is spent" // as outOfBudget says it
+			}
+		}
 		m.run.noteStopped(m.stopped)
 		return
 	}
@@ -336,8 +341,21 @@ func (r *runState) stoppedWhy() string {
 // apply: -rapid.checks, -rapid.seed, -rapid.failfile). When it fails, the
 // shrunk counterexample is written as a Markdown and a JSON report under
 // cfg.ReportDir, and the failure names the report and the replay command.
-// It returns the run's statistics.
+// When a remote run's budget ran out first, t is skipped with an
+// INCONCLUSIVE reason. It returns the run's statistics.
 func Run(t *testing.T, cfg Config) *Stats {
+	t.Helper()
+	stats := RunStats(t, cfg)
+	if why := stats.Stopped(); why != "" && !t.Failed() {
+		t.Skipf("INCONCLUSIVE: %s after %d complete sequences; raise IDEMCHECK_MAX_REQUESTS / IDEMCHECK_MAX_CHARGES / IDEMCHECK_MAX_DURATION for more", why, stats.Sequences())
+	}
+	return stats
+}
+
+// RunStats is Run without the skip: a run stopped by its budget returns
+// normally, with the reason in Stats.Stopped, for a caller that reports
+// INCONCLUSIVE itself (a certification page).
+func RunStats(t *testing.T, cfg Config) *Stats {
 	t.Helper()
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -372,9 +390,8 @@ func Run(t *testing.T, cfg Config) *Stats {
 		r.writeSummary(t)
 	})
 	rapid.Check(t, r.Property())
+	r.stats.mu.Lock()
 	r.stats.stopped = r.stoppedWhy()
-	if why := r.stats.stopped; why != "" && !t.Failed() {
-		t.Skipf("INCONCLUSIVE: %s after %d complete sequences; raise IDEMCHECK_MAX_REQUESTS / IDEMCHECK_MAX_CHARGES / IDEMCHECK_MAX_DURATION for more", why, r.stats.Sequences())
-	}
+	r.stats.mu.Unlock()
 	return r.stats
 }

@@ -4,12 +4,15 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/sut/provider/server"
 )
 
@@ -54,10 +57,38 @@ func TestRemotePropertyCatchesAProviderMutant(t *testing.T) {
 // skipped with that reason) instead of judging half a sequence.
 func TestRemotePropertyStopsAtItsBudget(t *testing.T) {
 	url, requests := serveRefProvider(t, "")
-	out, failed, _ := runConformance(t, "1", "IDEMCHECK_PROVIDER="+url, "IDEMCHECK_MUTANT=", "IDEMCHECK_MAX_REQUESTS=40", "IDEMCHECK_MAX_CHARGES=40")
+	out, failed, dir := runConformance(t, "1", "IDEMCHECK_PROVIDER="+url, "IDEMCHECK_MUTANT=", "IDEMCHECK_MAX_REQUESTS=40", "IDEMCHECK_MAX_CHARGES=40")
 	require.False(t, failed, out)
 	require.Contains(t, out, "INCONCLUSIVE: the requests budget is spent")
 	require.Contains(t, out, "--- SKIP: TestConformance")
 	require.LessOrEqual(t, requests.Load(), int64(40), "the provider got more requests than the budget")
 	require.Positive(t, requests.Load())
+	index, err := os.ReadFile(filepath.Join(dir, "index.md"))
+	require.NoError(t, err)
+	require.Contains(t, string(index), "| property | INCONCLUSIVE |", "the run is recorded as INCONCLUSIVE, not PASS:\n%s", index)
+}
+
+// TestCertifyWithinATightBudget: a certification of a URL whose budget
+// runs out in the property still writes its page: the requirements it
+// afforded, and every invariant INCONCLUSIVE with the reason.
+func TestCertifyWithinATightBudget(t *testing.T) {
+	url, requests := serveRefProvider(t, "")
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCertify$", "-test.v")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "IDEMCHECK_PROVIDER="+url, "IDEMCHECK_MAX_REQUESTS=80", "IDEMCHECK_MAX_CHARGES=60",
+		"IDEMCHECK_REPORT_DIR="+dir, "GITHUB_STEP_SUMMARY=", "IDEMCHECK_MUTANT=")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	pages, _ := filepath.Glob(filepath.Join(dir, "*", "certification.json"))
+	require.Len(t, pages, 1, "%s", out)
+	raw, err := os.ReadFile(pages[0])
+	require.NoError(t, err)
+	var cert reports.Certification
+	require.NoError(t, json.Unmarshal(raw, &cert))
+	require.NotEmpty(t, cert.Invariants)
+	for _, inv := range cert.Invariants {
+		require.Equal(t, reports.Inconclusive, inv.Verdict, "%s: %s", inv.Name, inv.Reason)
+	}
+	require.LessOrEqual(t, requests.Load(), int64(80))
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -64,7 +65,7 @@ func failureOf(r *runState, m *machine, w World, v *ViolationError) reports.Fail
 		History: w.History, Orders: w.Orders, Attempts: w.Attempts, Charges: w.Charges,
 	}
 	if r.mutant != nil {
-		f.Mutant = r.mutant.Name
+		f.Mutant, f.MutantSide = r.mutant.Name, r.mutant.Side
 	}
 	f.Schedule = append(f.Schedule, m.w.schedules...)
 	return f
@@ -106,7 +107,11 @@ func (r *runState) writeReport(t *testing.T) {
 func (r *runState) writeSummary(t *testing.T) {
 	sum := r.stats.Summary()
 	t.Log(sum)
-	if _, err := reports.WritePassRun(r.cfg.ReportDir, r.started, r.test, sum); err != nil {
+	verdict, reason := reports.Pass, ""
+	if why := r.stoppedWhy(); why != "" {
+		verdict, reason = reports.Inconclusive, why+" after "+strconv.Itoa(r.stats.Sequences())+" complete sequences"
+	}
+	if _, err := reports.WriteRunSummary(r.cfg.ReportDir, r.started, r.test, sum, verdict, reason); err != nil {
 		t.Logf("idemcheck: could not record the run: %v", err)
 	}
 }

@@ -254,3 +254,11 @@ func newestFailFile(test string, since time.Time) string {
 	}
 	return best // relative to the package directory, as -rapid.failfile reads it
 }
+
+// Stopped says why a remote run stopped before its sequences were done (a
+// budget ran out), "" when it did not.
+func (s *Stats) Stopped() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stopped
+}

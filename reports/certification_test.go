@@ -231,7 +231,7 @@ func TestRunFoldersAndIndex(t *testing.T) {
 	cp, err := reports.WriteCertificationRun(dir, c)
 	require.NoError(t, err)
 	assert.Equal(t, filepath.Join(dir, "20250314T080000.000Z-r-0042"), cp.Dir)
-	pass, err := reports.WritePassRun(dir, t0.Add(-time.Hour), "TestConformance", "idemcheck: 100 sequences, 2819 steps\nmore")
+	pass, err := reports.WriteRunSummary(dir, t0.Add(-time.Hour), "TestConformance", "idemcheck: 100 sequences, 2819 steps\nmore", reports.Pass, "")
 	require.NoError(t, err)
 	assert.FileExists(t, filepath.Join(pass, "summary.md"))
 
@@ -242,7 +242,7 @@ func TestRunFoldersAndIndex(t *testing.T) {
 	rows = rows[len(rows)-3:]
 	assert.Equal(t, "| 2025-03-14 08:00:00 | [r-0042](20250314T080000.000Z-r-0042/certification.md) | certification | **FAIL** | https://sandbox.example/v1 stripe |", rows[0])
 	assert.Equal(t, "| 2025-03-14 07:00:00 | [TestConformance/replay-new-charge](20250314T070000.000Z-TestConformance_replay-new-charge/failure.md) | failure | **FAIL** | one-key-per-intent: order 1 intent 1 sent 2 distinct keys |", rows[1])
-	assert.Equal(t, "| 2025-03-14 06:00:00 | [TestConformance](20250314T060000.000Z-TestConformance/summary.md) | pass | PASS | idemcheck: 100 sequences, 2819 steps |", rows[2])
+	assert.Equal(t, "| 2025-03-14 06:00:00 | [TestConformance](20250314T060000.000Z-TestConformance/summary.md) | property | PASS | idemcheck: 100 sequences, 2819 steps |", rows[2])
 
 	sum, err := os.ReadFile(summary)
 	require.NoError(t, err)

@@ -50,8 +50,12 @@ func CurlScript(f Failure) []byte {
 	}
 	fmt.Fprintf(&b, "# %s\n", shellComment(strings.Join(about, " · ")))
 	b.WriteString("#\n# Usage: IDEMCHECK_PROVIDER_URL=http://127.0.0.1:PORT [IDEMCHECK_API_KEY=...] bash failure.curl.sh\n")
-	if f.Mutant != "" {
+	switch {
+	case f.Mutant != "" && f.MutantSide == "provider":
 		fmt.Fprintf(&b, "# A provider with the same bug: go run ./cmd/refprovider -addr 127.0.0.1:0 -mutant %s\n", shellComment(f.Mutant))
+	case f.Mutant != "":
+		b.WriteString("# The bug is the client's (the requests below are what it sent): replay them against the\n")
+		b.WriteString("# reference provider, go run ./cmd/refprovider -addr 127.0.0.1:0\n")
 	}
 	b.WriteString("# Requests are sent one at a time, in the order they reached the provider in the run;\n")
 	b.WriteString("# faults are not replayed (a lost response is simply read here).\n")

@@ -22,7 +22,7 @@ const runFile = "run.json"
 // run's folder and listed by index.md.
 type RunEntry struct {
 	RunID   string    `json:"run_id"`
-	Kind    string    `json:"kind"` // "failure", "pass" or "certification"
+	Kind    string    `json:"kind"` // "failure", "property" (a run that did not fail) or "certification"
 	Started time.Time `json:"started"`
 	Verdict Verdict   `json:"verdict"`
 	// Summary is one line: "replay-consistent violated: …", a provider.
@@ -178,16 +178,26 @@ func WriteFailureRun(dir string, started time.Time, f Failure, invariants []stri
 	return p, err
 }
 
-// WritePassRun records a passing property run under dir: summary.md (the
-// run's statistics, summary as printed) and run.json in its run folder;
-// then rebuilds dir/index.md and appends a short summary to
-// GITHUB_STEP_SUMMARY when set. It returns the folder.
-func WritePassRun(dir string, started time.Time, test, summary string) (string, error) {
+// WriteRunSummary records a property run that did not fail under dir:
+// summary.md (the run's statistics, summary as printed) and run.json in
+// its run folder; then rebuilds dir/index.md and appends a short summary
+// to GITHUB_STEP_SUMMARY when set. verdict is Pass, or Inconclusive with
+// reason (a remote run's budget ran out before its sequences did). It
+// returns the folder.
+func WriteRunSummary(dir string, started time.Time, test, summary string, verdict Verdict, reason string) (string, error) {
 	folder := RunFolder(started, test)
 	var b strings.Builder
-	fmt.Fprintf(&b, "# idemcheck: %s passed\n\n", mdText(test))
+	if verdict == Pass {
+		fmt.Fprintf(&b, "# idemcheck: %s passed\n\n", mdText(test))
+	} else {
+		fmt.Fprintf(&b, "# idemcheck: %s %s\n\n%s\n\n", mdText(test), verdict, mdText(reason))
+	}
 	writeFenced(&b, "", summary)
-	e := RunEntry{RunID: test, Kind: "pass", Started: started, Verdict: Pass, Summary: firstLine(summary), Report: "summary.md"}
+	line := firstLine(summary)
+	if reason != "" {
+		line = reason
+	}
+	e := RunEntry{RunID: test, Kind: "property", Started: started, Verdict: verdict, Summary: line, Report: "summary.md"}
 	if err := writeRun(dir, folder, e, map[string][]byte{"summary.md": []byte(b.String())}); err != nil {
 		return "", err
 	}

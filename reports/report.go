@@ -49,8 +49,10 @@ type Failure struct {
 	Explanation string `json:"explanation,omitempty"`
 	// Provider is "embedded", "wiremock", or the remote provider's URL.
 	Provider string `json:"provider"`
-	// Mutant is the mutant under test, "" for none.
-	Mutant string `json:"mutant"`
+	// Mutant is the mutant under test, "" for none; MutantSide is
+	// "client" or "provider", the system it breaks.
+	Mutant     string `json:"mutant"`
+	MutantSide string `json:"mutant_side,omitempty"`
 	// Seed is the rapid seed of the check that first failed (what
 	// -rapid.seed=N replays the search from), 0 when unknown.
 	Seed uint64 `json:"seed,omitempty"`
