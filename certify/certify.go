@@ -82,7 +82,7 @@ func Run(ctx context.Context, p *remote.Provider, opts Options) (reports.Certifi
 	opts = opts.withDefaults()
 	prof := p.Profile()
 	cert := reports.Certification{
-		RunID: p.RunID(), Provider: p.BaseURL(), Dialect: p.Dialect(), Profile: prof.Name,
+		RunID: p.RunID(), Provider: reports.RedactURL(p.BaseURL()), Dialect: p.Dialect(), Profile: prof.Name,
 		Started: time.Now().UTC(),
 	}
 	ctx, cancel := context.WithDeadline(ctx, p.Meter().Deadline())

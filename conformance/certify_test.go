@@ -55,11 +55,16 @@ func TestCertify(t *testing.T) {
 	cert, err := certify.Run(ctx, p, certify.Options{Progress: func(r reports.RequirementResult) { _ = progress.Requirement(r) }})
 	require.NoError(t, err)
 
-	var stats *conformance.Stats
-	property := t.Run("property", func(t *testing.T) {
-		stats = conformance.RunStats(t, conformance.Config{Provider: p.BaseURL(), Remote: p, TimeScale: scale, ReportDir: reportDir(),
-			OnSequence: func() { _ = progress.Sequence() }})
-	})
+	// The property with the reference client (or the client mutant, time
+	// scale and limits the environment selects) against the provider.
+	pcfg, err := conformance.FromEnv()
+	require.NoError(t, err)
+	pcfg.Provider, pcfg.Remote, pcfg.ReportDir = p.BaseURL(), p, reportDir()
+	if scale != 0 && os.Getenv("IDEMCHECK_TIME_SCALE") == "" {
+		pcfg.TimeScale = scale
+	}
+	pcfg.OnSequence = func() { _ = progress.Sequence() }
+	stats, property := conformance.RunStats(t, "property", pcfg)
 	cert.Invariants, cert.Coverage = stats.Results(), stats.Coverage()
 	cert.Finished, cert.Budgets = time.Now().UTC(), p.Meter().Budgets()
 	_ = progress.Done()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/models"
+	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/sut/client"
 	"github.com/idemcheck/idemcheck/sut/mutants"
 	"github.com/idemcheck/idemcheck/sut/remote"
@@ -345,17 +346,28 @@ func (r *runState) stoppedWhy() string {
 // INCONCLUSIVE reason. It returns the run's statistics.
 func Run(t *testing.T, cfg Config) *Stats {
 	t.Helper()
-	stats := RunStats(t, cfg)
+	stats := run(t, cfg, nil)
 	if why := stats.Stopped(); why != "" && !t.Failed() {
 		t.Skipf("INCONCLUSIVE: %s after %d complete sequences; raise IDEMCHECK_MAX_REQUESTS / IDEMCHECK_MAX_CHARGES / IDEMCHECK_MAX_DURATION for more", why, stats.Sequences())
 	}
 	return stats
 }
 
-// RunStats is Run without the skip: a run stopped by its budget returns
-// normally, with the reason in Stats.Stopped, for a caller that reports
-// INCONCLUSIVE itself (a certification page).
-func RunStats(t *testing.T, cfg Config) *Stats {
+// RunStats runs the property as the subtest name of t, like Run, and
+// returns its statistics and whether it passed — also when it failed or
+// its budget ran out (then Stats.Stopped says why; the subtest is not
+// skipped) — for a caller that reports the verdicts itself (a
+// certification page).
+func RunStats(t *testing.T, name string, cfg Config) (stats *Stats, passed bool) {
+	t.Helper()
+	stats = newStats(cfg)
+	passed = t.Run(name, func(t *testing.T) { run(t, cfg, stats) })
+	return stats, passed
+}
+
+// run is Run without the skip, filling stats (a new one when nil): the
+// caller holds them even when t fails and the call never returns.
+func run(t *testing.T, cfg Config, stats *Stats) *Stats {
 	t.Helper()
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -366,7 +378,10 @@ func RunStats(t *testing.T, cfg Config) *Stats {
 			t.Fatal(err) // a live-looking key is refused here, before any request
 		}
 	}
-	r := &runState{cfg: cfg, test: t.Name(), stats: newStats(cfg), started: time.Now()}
+	if stats == nil {
+		stats = newStats(cfg)
+	}
+	r := &runState{cfg: cfg, test: t.Name(), stats: stats, started: time.Now()}
 	if cfg.Mutant != "" {
 		m, err := mutants.Lookup(cfg.Mutant)
 		if err != nil {
@@ -374,7 +389,7 @@ func RunStats(t *testing.T, cfg Config) *Stats {
 		}
 		r.mutant = &m
 		if cfg.Provider != ProviderEmbedded && m.Side == "provider" {
-			t.Fatalf("mutant %s plants a bug in the embedded provider; IDEMCHECK_PROVIDER=%s tests another provider (use a client mutant, or the embedded provider)", m.Name, cfg.Provider)
+			t.Fatalf("mutant %s plants a bug in the embedded provider; IDEMCHECK_PROVIDER=%s tests another provider (use a client mutant, or the embedded provider; cmd/refprovider -mutant serves a provider mutant)", m.Name, reports.RedactURL(cfg.Provider))
 		}
 	}
 	t.Cleanup(func() {

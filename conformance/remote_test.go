@@ -2,10 +2,13 @@ package conformance_test
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -37,9 +40,25 @@ func serveRefProvider(t *testing.T, mutant string) (url string, requests *atomic
 // URL — cmd/refprovider serving the replay-new-charge mutant, a provider
 // that charges again on every replay — fails on the books, with the
 // provider's charges read back by merchant reference.
+//
+// The URL carries credentials, which no artefact may show (regression,
+// review of issue 5: failure.json held them).
 func TestRemotePropertyCatchesAProviderMutant(t *testing.T) {
 	url, _ := serveRefProvider(t, "replay-new-charge")
-	out, failed, dir := runConformance(t, "1", "IDEMCHECK_PROVIDER="+url, "IDEMCHECK_MUTANT=", "RAPID_CHECKS=100")
+	const secret = "s3cretPassw0rd"
+	withCreds := strings.Replace(url, "http://", "http://idem:"+secret+"@", 1)
+	out, failed, dir := runConformance(t, "1", "IDEMCHECK_PROVIDER="+withCreds, "IDEMCHECK_MUTANT=", "RAPID_CHECKS=100", "RAPID_SHRINKTIME=5s")
+	require.NotContains(t, out, secret)
+	require.NoError(t, filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err == nil && strings.Contains(string(b), secret) {
+			return fmt.Errorf("%s holds the URL's password", path)
+		}
+		return err
+	}))
 	require.True(t, failed, "a provider that charges on replay must fail the property; output:\n%s", out)
 	raw, err := os.ReadFile(reportFile(dir, "", "failure.json"))
 	require.NoError(t, err, out)
@@ -68,24 +87,54 @@ func TestRemotePropertyStopsAtItsBudget(t *testing.T) {
 	require.Contains(t, string(index), "| property | INCONCLUSIVE |", "the run is recorded as INCONCLUSIVE, not PASS:\n%s", index)
 }
 
-// TestCertifyWithinATightBudget: a certification of a URL whose budget
-// runs out in the property still writes its page: the requirements it
-// afforded, and every invariant INCONCLUSIVE with the reason.
-func TestCertifyWithinATightBudget(t *testing.T) {
-	url, requests := serveRefProvider(t, "")
+// certifyChild runs TestCertify of this test binary in a child process
+// against url with env added, and returns its output, whether it failed,
+// and the certification it wrote.
+func certifyChild(t *testing.T, url string, env ...string) (string, bool, reports.Certification) {
+	t.Helper()
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCertify$", "-test.v")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "IDEMCHECK_PROVIDER="+url, "IDEMCHECK_MAX_REQUESTS=80", "IDEMCHECK_MAX_CHARGES=60",
-		"IDEMCHECK_REPORT_DIR="+dir, "GITHUB_STEP_SUMMARY=", "IDEMCHECK_MUTANT=")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	cmd.Env = append(os.Environ(), append([]string{"IDEMCHECK_PROVIDER=" + url, "IDEMCHECK_REPORT_DIR=" + dir,
+		"GITHUB_STEP_SUMMARY=", "IDEMCHECK_MUTANT=", "IDEMCHECK_REPRODUCE=0"}, env...)...)
+	out, runErr := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if runErr != nil && !errors.As(runErr, &exit) {
+		t.Fatalf("running TestCertify: %v", runErr)
+	}
 	pages, _ := filepath.Glob(filepath.Join(dir, "*", "certification.json"))
 	require.Len(t, pages, 1, "%s", out)
 	raw, err := os.ReadFile(pages[0])
 	require.NoError(t, err)
 	var cert reports.Certification
 	require.NoError(t, json.Unmarshal(raw, &cert))
+	return string(out), runErr != nil, cert
+}
+
+// Regression (review of issue 5): a provider that fails the property
+// still gets its certification page, with the broken invariant FAIL.
+func TestCertifyOfAFailingProviderWritesItsPage(t *testing.T) {
+	url, _ := serveRefProvider(t, "replay-new-charge")
+	out, failed, cert := certifyChild(t, url, "IDEMCHECK_MAX_REQUESTS=50000", "IDEMCHECK_MAX_CHARGES=20000", "RAPID_CHECKS=50", "RAPID_SHRINKTIME=5s", "RAPID_SEED=1")
+	require.True(t, failed, out)
+	require.NotContains(t, out, "panic:")
+	failedInvariants := 0
+	for _, inv := range cert.Invariants {
+		if inv.Verdict == reports.Fail {
+			failedInvariants++
+		}
+	}
+	require.Equal(t, 1, failedInvariants, "%+v", cert.Invariants)
+	require.Equal(t, reports.Fail, cert.Overall())
+}
+
+// TestCertifyWithinATightBudget: a certification of a URL whose budget
+// runs out in the property still writes its page: the requirements it
+// afforded, and every invariant INCONCLUSIVE with the reason.
+func TestCertifyWithinATightBudget(t *testing.T) {
+	url, requests := serveRefProvider(t, "")
+	out, failed, cert := certifyChild(t, url, "IDEMCHECK_MAX_REQUESTS=80", "IDEMCHECK_MAX_CHARGES=60")
+	require.False(t, failed, out)
 	require.NotEmpty(t, cert.Invariants)
 	for _, inv := range cert.Invariants {
 		require.Equal(t, reports.Inconclusive, inv.Verdict, "%s: %s", inv.Name, inv.Reason)

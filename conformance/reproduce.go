@@ -79,6 +79,8 @@ func ChildReplay(bin, pattern, failFile, match string, env []string) Replay {
 		out, err := cmd.CombinedOutput()
 		var exit *exec.ExitError
 		switch {
+		case err == nil && strings.Contains(string(out), "INCONCLUSIVE: "):
+			return false, errReplayBudget
 		case err == nil:
 			return false, nil
 		case ctx.Err() != nil:
@@ -91,8 +93,33 @@ func ChildReplay(bin, pattern, failFile, match string, env []string) Replay {
 	}
 }
 
+// errReplayBudget is a replay against a remote provider that ran out of
+// its share of the budget: it says nothing about reproducibility.
+var errReplayBudget = errors.New("a replay spent its share of the budget before it could tell (INCONCLUSIVE)")
+
+// replayBudget is the environment that gives each of n replays of a
+// remote run an equal share of what is left of the run's budgets, so the
+// check never sends more than the run was allowed; an error when the share
+// is nothing.
+func (r *runState) replayBudget(n int) ([]string, error) {
+	p := r.cfg.Remote
+	if p == nil {
+		return nil, nil
+	}
+	lim := p.Config().Limits
+	reqs, posts := p.Meter().Used()
+	perReq, perPost := (lim.MaxRequests-reqs)/n, (lim.MaxCharges-posts)/n
+	perTime := time.Until(p.Meter().Deadline()) / time.Duration(n)
+	if perReq < 1 || perPost < 1 || perTime <= 0 {
+		return nil, fmt.Errorf("not checked: the budget left (%d requests, %d charges, %s) cannot pay for %d replays", lim.MaxRequests-reqs, lim.MaxCharges-posts, time.Until(p.Meter().Deadline()).Round(time.Second), n)
+	}
+	return []string{"IDEMCHECK_MAX_REQUESTS=" + strconv.Itoa(perReq), "IDEMCHECK_MAX_CHARGES=" + strconv.Itoa(perPost),
+		"IDEMCHECK_MAX_DURATION=" + perTime.String()}, nil
+}
+
 // reproduce replays the run's failure of invariant, kept in rapid's
-// failFile, r.cfg.Reproduce times in child processes of this test binary:
+// failFile, r.cfg.Reproduce times in child processes of this test binary
+// (against a remote provider, each within its share of the budget left):
 // same test, same configuration through the environment, reports written
 // to a scratch folder, no reproducibility check of their own and nothing
 // appended to the CI job summary. Provider processing and retention are
@@ -115,6 +142,11 @@ func (r *runState) reproduce(invariant, failFile string) (reports.Reproducibilit
 			env = append(env, "IDEMCHECK_WIREMOCK_URL="+srv.URL, "IDEMCHECK_WIREMOCK_LOCKED=1")
 		}
 	}
+	budget, err := r.replayBudget(r.cfg.Reproduce)
+	if err != nil {
+		return reports.Reproducibility{}, err
+	}
+	env = append(env, budget...)
 	replay := ChildReplay(os.Args[0], runPattern(r.test), failFile, "idemcheck: "+invariant+" violated", env)
 	return CheckReproducible(context.Background(), r.cfg.Reproduce, replay)
 }

@@ -61,7 +61,7 @@ func (r *runState) remember(m *machine, w World, v *ViolationError) {
 
 func failureOf(r *runState, m *machine, w World, v *ViolationError) reports.Failure {
 	f := reports.Failure{
-		Test: r.test, Invariant: v.Invariant, Message: v.Message, Provider: r.cfg.Provider,
+		Test: r.test, Invariant: v.Invariant, Message: v.Message, Provider: reports.RedactURL(r.cfg.Provider),
 		History: w.History, Orders: w.Orders, Attempts: w.Attempts, Charges: w.Charges,
 	}
 	if r.mutant != nil {
@@ -78,7 +78,15 @@ func (r *runState) writeReport(t *testing.T) {
 	}
 	ff := newestFailFile(r.test, r.started)
 	f.Replay, f.Seed, f.Explanation = replayCommand(r, ff), failFileSeed(ff), explain(f)
-	if r.cfg.Reproduce > 0 && ff != "" {
+	switch {
+	case r.cfg.Reproduce > 0 && ff == "":
+		t.Logf("idemcheck: reproducibility not checked: rapid kept no fail file for %s", r.test)
+	case r.cfg.Reproduce > 0 && r.stoppedWhy() != "":
+		// rapid's own confirmation of the failure may have hit the budget,
+		// which it reports as flaky: replays would say nothing either.
+		t.Logf("idemcheck: reproducibility not checked: %s", r.stoppedWhy())
+	}
+	if r.cfg.Reproduce > 0 && ff != "" && r.stoppedWhy() == "" {
 		rep, err := r.reproduce(f.Invariant, ff)
 		if err != nil {
 			t.Logf("idemcheck: reproducibility check stopped: %v", err)

@@ -246,11 +246,24 @@ func newestFailFile(test string, since time.Time) string {
 		return '_'
 	}, test)
 	matches, _ := filepath.Glob(filepath.Join("testdata", "rapid", safe, safe+"-*.fail"))
-	best, bestTime := "", since.Add(-time.Second).UnixNano()
+	// A run that failed on a fail file kept from an earlier run (rapid
+	// replays those first and writes none) has none newer than since:
+	// then the newest kept one is the failure replayed.
+	best, bestTime, newest, newestTime := "", since.Add(-time.Second).UnixNano(), "", int64(0)
 	for _, m := range matches {
-		if fi, err := os.Stat(m); err == nil && fi.ModTime().UnixNano() >= bestTime {
-			best, bestTime = m, fi.ModTime().UnixNano()
+		fi, err := os.Stat(m)
+		if err != nil {
+			continue
 		}
+		if t := fi.ModTime().UnixNano(); t >= bestTime {
+			best, bestTime = m, t
+		}
+		if t := fi.ModTime().UnixNano(); t > newestTime {
+			newest, newestTime = m, t
+		}
+	}
+	if best == "" {
+		best = newest
 	}
 	return best // relative to the package directory, as -rapid.failfile reads it
 }

@@ -23,7 +23,7 @@ func TestAPIKey_NeverPrints(t *testing.T) {
 }
 
 func TestAPIKey_LooksLive(t *testing.T) {
-	for k, live := range map[remote.APIKey]bool{"sk_live_x": true, " rk_live_x": true, "sk_test_x": false, "": false, "pk_live_x": false} {
+	for k, live := range map[remote.APIKey]bool{"sk_live_x": true, " rk_live_x": true, "Bearer sk_live_x": true, "sk_test_x": false, "": false, "pk_live_x": false} {
 		assert.Equal(t, live, k.LooksLive(), "%q", string(k))
 	}
 }

@@ -46,11 +46,12 @@ func (k APIKey) Reveal() string { return string(k) }
 // any request: Stripe-style secret and restricted live keys.
 var livePrefixes = []string{"sk_live_", "rk_live_"}
 
-// LooksLive reports whether the key looks like a production credential.
+// LooksLive reports whether the key looks like a production credential:
+// it holds a live prefix anywhere (a key pasted as "Bearer sk_live_…" is
+// still live).
 func (k APIKey) LooksLive() bool {
-	s := strings.TrimSpace(string(k))
 	for _, p := range livePrefixes {
-		if strings.HasPrefix(s, p) {
+		if strings.Contains(string(k), p) {
 			return true
 		}
 	}
