@@ -7,6 +7,10 @@
 //
 //	refprovider [-addr 127.0.0.1:0] [-mutant NAME] [-retention 24h] [-processing 0s]
 //
+// A mutant whose bug shows only while a request is in flight gets the
+// processing time it needs unless -processing is given: no-inflight-lock
+// 50ms, stuck-inflight 2s (InflightProcessing).
+//
 // It prints "listening on http://ADDR" once it accepts connections (with
 // -addr 127.0.0.1:0 the kernel picks a free port) and serves until it gets
 // SIGINT or SIGTERM. Only loopback addresses are accepted. Time is real.
@@ -47,6 +51,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "processing" })
+	if d, ok := InflightProcessing[*mutant]; ok && !set {
+		*processing = d
+		fmt.Fprintf(out, "processing %s per request: %s shows only while a request is in flight (-processing to change)\n", d, *mutant)
+	}
 	h, err := Handler(*mutant, *retention, *processing)
 	if err != nil {
 		return err
@@ -69,6 +79,15 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	return nil
+}
+
+// InflightProcessing is the processing time refprovider gives, unless told
+// otherwise, to the provider mutants whose bug shows only while a request
+// is in flight: two requests must overlap for a missing in-flight lock to
+// charge twice, and a key stuck in flight must outlast a client's retries.
+var InflightProcessing = map[string]time.Duration{
+	"no-inflight-lock": 50 * time.Millisecond,
+	"stuck-inflight":   2 * time.Second,
 }
 
 // Handler is server.Handler: the reference provider with retention and a

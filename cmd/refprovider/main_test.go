@@ -77,3 +77,75 @@ func TestServesAndReplays(t *testing.T) {
 		t.Fatal("server did not stop within 30s")
 	}
 }
+
+// startRun runs refprovider with args until the test ends and returns its
+// base URL and the lines it printed before listening.
+func startRun(t *testing.T, args ...string) (base string, before []string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &syncBuffer{ch: make(chan string, 4)}
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), out) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Error("server did not stop within 30s")
+		}
+	})
+	for {
+		select {
+		case line := <-out.ch:
+			if strings.HasPrefix(line, "listening on ") {
+				return strings.TrimSpace(strings.TrimPrefix(line, "listening on ")), before
+			}
+			before = append(before, strings.TrimSpace(line))
+		case err := <-done:
+			t.Fatalf("run ended early: %v", err)
+		case <-time.After(30 * time.Second):
+			t.Fatal("no listening line within 30s")
+		}
+	}
+}
+
+// Regression (review of issue 5): served with the default -processing 0,
+// no-inflight-lock never let two requests overlap and was certified PASS.
+// refprovider now gives it 50 ms in flight, and two concurrent requests
+// with one key charge twice, as the mutant should.
+func TestInflightMutantGetsProcessingTime(t *testing.T) {
+	base, before := startRun(t, "-mutant", "no-inflight-lock")
+	if len(before) != 1 || !strings.Contains(before[0], "processing 50ms") {
+		t.Fatalf("printed %q before listening, want the processing time it chose", before)
+	}
+	body := `{"amount":100,"currency":"TRY","source":"tok_visa","description":"Bookstore order 7","merchant_reference":"bookstore-7-a"}`
+	statuses := make(chan int, 2)
+	for range 2 {
+		go func() {
+			req, _ := http.NewRequest(http.MethodPost, base+"/v1/charges", bytes.NewBufferString(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Idempotency-Key", `"01a1d96c-e23d-77bf-801e-9df969c1d999"`)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				statuses <- 0
+				return
+			}
+			resp.Body.Close()
+			statuses <- resp.StatusCode
+		}()
+	}
+	for range 2 {
+		if s := <-statuses; s != http.StatusCreated {
+			t.Fatalf("a concurrent POST answered %d, want 201 from the lockless mutant", s)
+		}
+	}
+	resp, err := http.Get(base + "/v1/charges?merchant_reference=bookstore-7-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if n := strings.Count(string(b), `"id":"ch_`); n != 2 {
+		t.Fatalf("the mutant holds %d charges for the reference, want 2 (it has no in-flight lock): %s", n, b)
+	}
+}
