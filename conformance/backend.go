@@ -85,7 +85,7 @@ func newWireMock(cfg Config, now func() time.Time) (*wireMock, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := wiremock.NewProvider(srv, wiremock.Config{TimeScale: 1, Now: now}) // the machine scales the drawn faults
+	p := wiremock.NewProvider(srv, wiremock.Config{Now: now}) // the machine draws the faults already scaled
 	if err := p.Reset(); err != nil {
 		return nil, fmt.Errorf("wiremock: reset: %w", err)
 	}

@@ -20,11 +20,6 @@ import (
 // Provider forwards, so the request journal can be matched to the history.
 const ExchangeHeader = "X-Idemcheck-Exchange"
 
-// DefaultTimeScale turns the drawn fault durations, made for the reference
-// client's 3 s attempt timeout, into real time against WireMock: 1/15, so
-// the 3 s timeout is 200 ms, a 5 s slow processing 333 ms.
-const DefaultTimeScale = 1.0 / 15
-
 // WireFaults are WireMock's four native faults. A lose-response fault (the
 // provider processed the request, the answer never arrives whole) takes
 // them in turn, so a run meets all four.
@@ -37,9 +32,6 @@ var WireFaults = []gowiremock.Fault{
 
 // Config configures a Provider.
 type Config struct {
-	// TimeScale multiplies every drawn fault duration (delay, slow
-	// processing); default DefaultTimeScale.
-	TimeScale float64
 	// Transport carries requests to WireMock; default a fresh
 	// http.Transport without keep-alives (loopback only: the server binds
 	// 127.0.0.1). Keep-alives stay off: net/http silently resends a request
@@ -82,13 +74,14 @@ type Config struct {
 // with one of WireMock's four faults; slow-processing processes and
 // answers after a fixed delay; delay processes and dribbles the answer in
 // chunks. drop-request is left to the Transport (nothing reaches WireMock).
+// Fault durations are real time as given: a harness that draws them for a
+// 3 s attempt timeout scales them first (conformance does).
 // It is safe for concurrent use.
 type Provider struct {
-	srv   *Server
-	scale float64
-	rt    http.RoundTripper
-	pick  func(int) gowiremock.Fault
-	now   func() time.Time
+	srv  *Server
+	rt   http.RoundTripper
+	pick func(int) gowiremock.Fault
+	now  func() time.Time
 
 	mu      sync.Mutex // guards keys, refs, charges, declines, loses, nextID
 	keys    map[string]*keyState
@@ -119,12 +112,9 @@ type keyState struct {
 // NewProvider returns a Provider programming srv. Call Reset before use
 // and between runs.
 func NewProvider(srv *Server, cfg Config) *Provider {
-	p := &Provider{srv: srv, scale: cfg.TimeScale, rt: cfg.Transport, pick: cfg.WireFault, now: cfg.Now}
+	p := &Provider{srv: srv, rt: cfg.Transport, pick: cfg.WireFault, now: cfg.Now}
 	if p.now == nil {
 		p.now = time.Now
-	}
-	if p.scale <= 0 {
-		p.scale = DefaultTimeScale
 	}
 	if p.rt == nil {
 		p.rt = &http.Transport{DisableKeepAlives: true}
@@ -160,11 +150,6 @@ func (p *Provider) Reset() error {
 // pass and drop-request.
 func (p *Provider) Native(k faults.Kind) bool {
 	return k != faults.KindPass && k != faults.KindDropRequest
-}
-
-// Scale is d in real time against WireMock.
-func (p *Provider) Scale(d time.Duration) time.Duration {
-	return time.Duration(float64(d) * p.scale)
 }
 
 // RoundTrip programs the stub that answers req, then sends req to WireMock
@@ -256,7 +241,7 @@ func (p *Provider) programPost(header string, body []byte, f faults.Fault, id in
 		p.process(ks, cr)
 		ks.processAt, ks.doneAt = ks.n, p.now()
 		if f.Kind == faults.KindSlowProcessing {
-			ks.doneAt = ks.doneAt.Add(p.Scale(f.Delay))
+			ks.doneAt = ks.doneAt.Add(f.Delay)
 		}
 		a = answer{status: ks.status, body: ks.body}
 	case p.now().Before(ks.doneAt):

@@ -112,8 +112,9 @@ func TestSeedUnknownOutcomeSettledByReconciliation(t *testing.T) {
 	f := newFixture(t, wiremock.Config{}, func(c *client.Config) {
 		c.AttemptTimeout, c.TotalTimeout = 200*time.Millisecond, 700*time.Millisecond
 	})
-	// 15 s of processing, the article's second run, is 1 s against the 700 ms total timeout.
-	f.wire.Schedule(repeat(faults.Fault{Kind: faults.KindSlowProcessing, Delay: 15 * time.Second}, 4))
+	// The article's second run, 15 s of processing against a 10 s total
+	// timeout, scaled by 1/15: 1 s against 700 ms.
+	f.wire.Schedule(repeat(faults.Fault{Kind: faults.KindSlowProcessing, Delay: time.Second}, 4))
 	res := f.checkout("tok_visa")
 	if res.HTTPStatus != http.StatusAccepted || res.Order.Status != models.OrderPaymentPending {
 		t.Fatalf("checkout answered %d with the order %s, want 202 PaymentPending", res.HTTPStatus, res.Order.Status)
@@ -135,10 +136,10 @@ func TestSeedUnknownOutcomeSettledByReconciliation(t *testing.T) {
 // more to spare on a loaded machine: the 409 comes at 1.5 s, the replay at
 // 2.5 s.
 func TestSeedSlowProviderTimeoutConflictReplay(t *testing.T) {
-	f := newFixture(t, wiremock.Config{TimeScale: 0.1}, func(c *client.Config) {
+	f := newFixture(t, wiremock.Config{}, func(c *client.Config) {
 		c.AttemptTimeout, c.RetryDelay, c.TotalTimeout = 500*time.Millisecond, time.Second, 5*time.Second
 	})
-	f.wire.Schedule([]faults.Fault{{Kind: faults.KindSlowProcessing, Delay: 20 * time.Second}})
+	f.wire.Schedule([]faults.Fault{{Kind: faults.KindSlowProcessing, Delay: 2 * time.Second}})
 	res := f.checkout("tok_visa")
 	if res.Outcome != client.OutcomePaid {
 		t.Fatalf("checkout answered %d (%s), want 200 Paid", res.HTTPStatus, res.Outcome)

@@ -37,9 +37,9 @@ func (p *Provider) withFault(a answer, f faults.Fault) gowiremock.Response {
 		p.loses++
 		return response(a).WithFault(wf)
 	case f.Kind == faults.KindSlowProcessing:
-		return response(a).WithFixedDelay(p.Scale(f.Delay))
+		return response(a).WithFixedDelay(f.Delay)
 	case f.Kind == faults.KindDelay:
-		return response(a).WithChunkedDribbleDelay(4, p.Scale(f.Delay))
+		return response(a).WithChunkedDribbleDelay(4, f.Delay)
 	}
 	return response(a)
 }
