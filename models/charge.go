@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -52,6 +53,19 @@ type ErrorBody struct {
 		DeclineCode string `json:"decline_code,omitempty"`
 		DeclineID   string `json:"decline_id,omitempty"`
 	} `json:"error"`
+}
+
+// DeclinedCard is the card token the providers decline (PROVIDER_API.md).
+const DeclinedCard = "tok_chargeDeclined"
+
+// Decline is the n-th decline a provider processed, as PROVIDER_API.md
+// shapes it: card_error / card_declined / insufficient_funds, with
+// DeclineID "dc_%06d" of n.
+func Decline(n int) ErrorBody {
+	var e ErrorBody
+	e.Error.Type, e.Error.Code, e.Error.DeclineCode = "card_error", "card_declined", "insufficient_funds"
+	e.Error.DeclineID = fmt.Sprintf("dc_%06d", n)
+	return e
 }
 
 // Problem is an RFC 9457 problem-details body, used for 400, 409, 422, 429

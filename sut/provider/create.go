@@ -19,7 +19,7 @@ const maxBodyBytes = 1 << 20
 const (
 	tokVisa     = "tok_visa"
 	tokMaster   = "tok_mastercard"
-	tokDeclined = "tok_chargeDeclined"
+	tokDeclined = models.DeclinedCard
 )
 
 // record is what the provider remembers about one Idempotency-Key
@@ -180,10 +180,7 @@ func (p *Provider) process(key string, rec *record, req models.ChargeRequest, r 
 		// its failed charge: a decline that is run again instead of replayed
 		// shows as a different body.
 		p.declines++
-		var e models.ErrorBody
-		e.Error.Type, e.Error.Code, e.Error.DeclineCode = "card_error", "card_declined", "insufficient_funds"
-		e.Error.DeclineID = fmt.Sprintf("dc_%06d", p.declines)
-		status, body = http.StatusPaymentRequired, mustJSON(e)
+		status, body = http.StatusPaymentRequired, mustJSON(models.Decline(p.declines))
 	} else {
 		ch := models.Charge{
 			ID:                fmt.Sprintf("ch_%06d", len(p.charges)+1),

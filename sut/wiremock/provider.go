@@ -261,12 +261,9 @@ func (p *Provider) programPost(header string, body []byte, f faults.Fault, id in
 
 // process decides the key's one outcome: a charge, or a decline.
 func (p *Provider) process(ks *keyState, cr models.ChargeRequest) {
-	if cr.Source == "tok_chargeDeclined" {
+	if cr.Source == models.DeclinedCard {
 		p.decl++
-		var e models.ErrorBody
-		e.Error.Type, e.Error.Code, e.Error.DeclineCode = "card_error", "card_declined", "insufficient_funds"
-		e.Error.DeclineID = fmt.Sprintf("dc_%06d", p.decl)
-		ks.status, ks.body = http.StatusPaymentRequired, mustJSON(e)
+		ks.status, ks.body = http.StatusPaymentRequired, mustJSON(models.Decline(p.decl))
 		return
 	}
 	p.charges++
