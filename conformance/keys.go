@@ -1,8 +1,11 @@
 package conformance
 
 import (
+	"crypto/sha256"
 	"math/rand/v2"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -24,12 +27,20 @@ func newKeySource(now func() time.Time) *keySource {
 	return &keySource{rng: rand.NewChaCha8([32]byte{'i', 'd', 'e', 'm', 'c', 'h', 'e', 'c', 'k'}), now: now}
 }
 
-// newKeySourceSeeded is a keySource whose stream is seeded by seed (a run
-// id): its keys differ from every other run's.
-func newKeySourceSeeded(now func() time.Time, seed string) *keySource {
-	var s [32]byte
-	copy(s[:], "idemcheck-"+seed)
-	return &keySource{rng: rand.NewChaCha8(s), now: now}
+// remoteSequences counts the sequences this process has run against a
+// remote provider, so that each draws its own key stream.
+var remoteSequences atomic.Uint64
+
+// newRemoteKeySource is the keySource of one sequence of a remote run: its
+// stream is seeded by the run id and the sequence's number in the process,
+// so its keys and attempt ids (hence merchant references) differ from
+// every other run's and from every other sequence's of this run, which
+// share the provider. A stream seeded by the run id alone made all the
+// sequences of a run differ only in the 48-bit millisecond, and two
+// attempts made in the same millisecond shared a merchant reference.
+func newRemoteKeySource(now func() time.Time, runID string) *keySource {
+	n := remoteSequences.Add(1)
+	return &keySource{rng: rand.NewChaCha8(sha256.Sum256([]byte("idemcheck/" + runID + "/" + strconv.FormatUint(n, 10)))), now: now}
 }
 
 // UUID returns the next version-7 UUID.

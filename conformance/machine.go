@@ -64,9 +64,9 @@ func newWorld(cfg Config, m *mutants.Mutant) (*world, error) {
 	}
 	w.keys = newKeySource(w.clock.Now)
 	if cfg.Remote != nil {
-		// Keys and attempt ids (so merchant references) unique to the run:
-		// two runs against one sandbox never share one.
-		w.keys = newKeySourceSeeded(w.clock.Now, cfg.Remote.RunID())
+		// Keys and attempt ids (so merchant references) unique to the run
+		// and the sequence: they share the sandbox.
+		w.keys = newRemoteKeySource(w.clock.Now, cfg.Remote.RunID())
 	}
 	w.faults = faults.NewTransport(w.prov.Wire(), w.hist, nil)
 	w.faults.Now = w.clock.Now
