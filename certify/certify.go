@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -73,11 +74,23 @@ func Certify(ctx context.Context, cfg remote.Config, opts Options) (reports.Cert
 	return Run(ctx, p, opts)
 }
 
+// ErrDialect is returned by Run, with every requirement INCONCLUSIVE,
+// when the provider does not answer find-by-reference in the configured
+// dialect: a wrong URL or dialect, not a verdict on the provider.
+var ErrDialect = errors.New("certify: the provider does not answer in the dialect")
+
 // Run certifies p: every requirement of Requirements, in order, each with
 // its verdict, the promise it was tested against (draft or profile) and
 // the exchanges that decided it. A requirement that does not fit in what
-// is left of the budgets is INCONCLUSIVE and sends nothing. The error is
-// for a run that could not start (the proxy); verdicts carry the rest.
+// is left of the budgets is INCONCLUSIVE and sends nothing.
+//
+// Before any create, one find-by-reference for a reference nobody used
+// must answer 200 with a charge list (an empty one); otherwise nothing
+// else is sent, every requirement is INCONCLUSIVE with that exchange as
+// its evidence, and the error wraps ErrDialect (a server that is not the
+// provider, or the wrong IDEMCHECK_DIALECT, would otherwise be judged
+// FAIL on answers like 404 or 501). The other errors are for a run that
+// could not start (the proxy); verdicts carry the rest.
 func Run(ctx context.Context, p *remote.Provider, opts Options) (reports.Certification, error) {
 	opts = opts.withDefaults()
 	prof := p.Profile()
@@ -104,9 +117,17 @@ func Run(ctx context.Context, p *remote.Provider, opts Options) (reports.Certifi
 	for _, id := range opts.Only {
 		only[id] = true
 	}
+	notDialect := r.preflight()
+	notTested := ""
+	if notDialect != nil {
+		notTested = fmt.Sprintf("not tested: the first find-by-reference (%s) is not the %q dialect; check IDEMCHECK_PROVIDER and IDEMCHECK_DIALECT", errors.Unwrap(notDialect), p.Dialect())
+	}
 	for _, req := range Requirements() {
 		res := reports.RequirementResult{ID: req.ID, Title: req.Title, Source: req.Source, Against: req.against(prof)}
 		switch {
+		case notDialect != nil:
+			res.Verdict, res.Reason = reports.Inconclusive, notTested
+			res.Evidence = r.hist.Snapshot().Exchanges
 		case len(only) > 0 && !only[req.ID]:
 			res.Verdict, res.Reason = reports.Inconclusive, "not selected for this run"
 		default:
@@ -119,8 +140,31 @@ func Run(ctx context.Context, p *remote.Provider, opts Options) (reports.Certifi
 	}
 	cert.Finished = time.Now().UTC()
 	cert.Budgets = p.Meter().Budgets()
-	return cert, nil
+	return cert, notDialect
 }
+
+// preflight asks find-by-reference about a reference nobody used and
+// returns an error wrapping ErrDialect unless the answer is a charge list.
+// A budget too small for it is left to the requirements to report.
+func (r *runner) preflight() error {
+	_, err := r.find(r.p.Reference("preflight"))
+	if err == nil || errors.Is(err, errBudget) {
+		return nil
+	}
+	return dialectError{r.p.Dialect(), err}
+}
+
+// dialectError is the preflight's failure: Is ErrDialect, Unwraps to why.
+type dialectError struct {
+	dialect string
+	why     error
+}
+
+func (e dialectError) Error() string {
+	return fmt.Sprintf("%v %q: %v; check IDEMCHECK_PROVIDER and IDEMCHECK_DIALECT (nothing else was sent)", ErrDialect, e.dialect, e.why)
+}
+func (e dialectError) Is(target error) bool { return target == ErrDialect }
+func (e dialectError) Unwrap() error        { return e.why }
 
 // run runs one requirement and fills its verdict and evidence.
 func (r *runner) run(req Requirement, res reports.RequirementResult) reports.RequirementResult {
@@ -131,7 +175,9 @@ func (r *runner) run(req Requirement, res reports.RequirementResult) reports.Req
 		res.Verdict, res.Reason = reports.Inconclusive, err.Error()+" for this requirement"
 		return res
 	}
+	began := time.Now()
 	v, reason, err := req.check(r)
+	res.Seconds = time.Since(began).Seconds()
 	r.proxy.Schedule(nil)
 	switch {
 	case errors.Is(err, errBudget):

@@ -2,6 +2,8 @@ package conformance
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"sync"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/models"
+	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/sut/remote"
 )
 
@@ -106,4 +109,18 @@ func (r *remoteBackend) Refresh() {
 func (r *remoteBackend) Exhausted() (bool, string) {
 	ok, which := r.p.Meter().Afford(2, 1)
 	return !ok, which
+}
+
+// preflight asks p about a merchant reference nobody used, before any
+// create: an answer that is not a charge list means a wrong URL or dialect,
+// which the property would otherwise report as a failure to judge the
+// first sequence. A budget too small for it is left to the run to report.
+func preflight(p *remote.Provider) error {
+	ctx, cancel := context.WithTimeout(context.Background(), remoteTimeout)
+	defer cancel()
+	_, err := p.Find(ctx, "idemcheck-"+p.RunID()+"-preflight")
+	if err == nil || errors.Is(err, remote.ErrBudget) {
+		return nil
+	}
+	return fmt.Errorf("idemcheck: %s does not answer find-by-reference in the %q dialect (%v); check IDEMCHECK_PROVIDER and IDEMCHECK_DIALECT; nothing else was sent", reports.RedactURL(p.BaseURL()), p.Dialect(), err)
 }

@@ -377,6 +377,9 @@ func run(t *testing.T, cfg Config, stats *Stats) *Stats {
 		if cfg.Remote, err = cfg.remoteProvider(); err != nil {
 			t.Fatal(err) // a live-looking key is refused here, before any request
 		}
+		if err := preflight(cfg.Remote); err != nil {
+			t.Fatal(err) // before rapid: not a counterexample to shrink and keep
+		}
 	}
 	if stats == nil {
 		stats = newStats(cfg)

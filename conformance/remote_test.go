@@ -141,3 +141,25 @@ func TestCertifyWithinATightBudget(t *testing.T) {
 	}
 	require.LessOrEqual(t, requests.Load(), int64(80))
 }
+
+// TestRemotePropertyRefusesANonProvider: against a URL that does not
+// answer find-by-reference in the dialect (404 to everything, like a wrong
+// base URL), the property sends one lookup, fails naming IDEMCHECK_DIALECT,
+// and keeps no rapid fail file. Regression: it ran and shrank a
+// "could not judge the run" failure and kept its fail file.
+func TestRemotePropertyRefusesANonProvider(t *testing.T) {
+	var requests atomic.Int64
+	s, err := server.Start(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		http.NotFound(w, r)
+	}))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	out, failed, dir := runConformance(t, "1", "IDEMCHECK_PROVIDER="+s.URL, "IDEMCHECK_MUTANT=")
+	require.True(t, failed, out)
+	require.Contains(t, out, "does not answer find-by-reference in the \"reference\" dialect")
+	require.Contains(t, out, "IDEMCHECK_DIALECT")
+	require.EqualValues(t, 1, requests.Load(), out)
+	kept, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), "testdata", "rapid", "*", "*.fail"))
+	require.Empty(t, kept, "no counterexample to keep")
+}

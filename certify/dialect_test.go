@@ -1,0 +1,59 @@
+package certify_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemcheck/idemcheck/certify"
+	"github.com/idemcheck/idemcheck/reports"
+	"github.com/idemcheck/idemcheck/sut/provider"
+	"github.com/idemcheck/idemcheck/sut/remote"
+)
+
+// TestCertify_NotTheDialectIsInconclusive: a server that is not the
+// provider (404 to everything, like a wrong base URL) or a provider asked
+// in the wrong dialect gets one find-by-reference and nothing else, and
+// every requirement is INCONCLUSIVE with that exchange as evidence — not
+// FAIL on a 404 or a 501. Regression: such a server was certified FAIL on
+// missing-key-refused and retries-after-5xx-429-no-duplicate after 191
+// requests.
+func TestCertify_NotTheDialectIsInconclusive(t *testing.T) {
+	prov := provider.New(provider.Config{})
+	cases := map[string]struct {
+		handler http.Handler
+		dialect string
+	}{
+		"404 to everything":                  {http.NotFoundHandler(), "reference"},
+		"reference provider, stripe dialect": {prov, "stripe"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var reqs atomic.Int64
+			s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				reqs.Add(1)
+				tc.handler.ServeHTTP(w, r)
+			}))
+			t.Cleanup(s.Close)
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			defer cancel()
+			cert, err := certify.Certify(ctx, remote.Config{BaseURL: s.URL, APIKey: testKey, Dialect: tc.dialect, Limits: remote.Limits{MaxDuration: time.Minute}}, certify.Options{})
+			require.ErrorIs(t, err, certify.ErrDialect)
+			assert.Contains(t, err.Error(), "IDEMCHECK_DIALECT")
+			assert.EqualValues(t, 1, reqs.Load(), "only the preflight lookup may be sent")
+			require.Len(t, cert.Requirements, len(certify.Requirements()))
+			for _, r := range cert.Requirements {
+				assert.Equal(t, reports.Inconclusive, r.Verdict, "%s: %s", r.ID, r.Reason)
+				assert.Contains(t, r.Reason, "not tested: ")
+				assert.Len(t, r.Evidence, 1, r.ID)
+			}
+			assert.Equal(t, reports.Inconclusive, cert.Overall())
+		})
+	}
+}
