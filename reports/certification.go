@@ -40,6 +40,9 @@ type RequirementResult struct {
 	// Evidence is the exchanges that decided the verdict (secrets and card
 	// tokens never appear in them).
 	Evidence []models.Exchange `json:"evidence,omitempty"`
+	// Seconds is the wall-clock time the requirement took, in seconds
+	// (0 for one that sent nothing).
+	Seconds float64 `json:"seconds,omitempty"`
 }
 
 // Budget is one bounded resource of a remote run: how much was used of how

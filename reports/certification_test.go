@@ -25,7 +25,7 @@ func certFixture() reports.Certification {
 		Started: t0, Finished: t0.Add(12*time.Minute + 3*time.Second),
 		Budgets: []reports.Budget{{Name: "requests", Used: "180", Limit: "500"}, {Name: "charges", Used: "12", Limit: "0"}},
 		Requirements: []reports.RequirementResult{
-			{ID: "replay-returns-first-response", Title: "A completed key answers with the first response.", Source: "draft §2.6", Against: "draft", Verdict: reports.Fail, Reason: "the retry got a new charge id", Evidence: ev},
+			{ID: "replay-returns-first-response", Title: "A completed key answers with the first response.", Source: "draft §2.6", Against: "draft", Verdict: reports.Fail, Reason: "the retry got a new charge id", Evidence: ev, Seconds: 1.25},
 			{ID: "mismatch-rejected", Title: "Another body under a used key is refused.", Source: "draft §2.5", Against: "draft", Verdict: reports.Pass},
 			{ID: "retention-window", Title: "A key is remembered for the published window.", Source: "profile: retention_window", Against: "profile", Verdict: reports.Inconclusive, Reason: "the request budget ran out"},
 		},
@@ -104,6 +104,7 @@ type junitDoc struct {
 		Cases    []struct {
 			Name      string `xml:"name,attr"`
 			Classname string `xml:"classname,attr"`
+			Time      string `xml:"time,attr"`
 			Failure   *struct {
 				Message string `xml:"message,attr"`
 				Text    string `xml:",chardata"`
@@ -127,6 +128,7 @@ func TestCertificationJUnit(t *testing.T) {
 	assert.Equal(t, "723.000", req.Time)
 	assert.Equal(t, []int{3, 1, 1}, []int{req.Tests, req.Failures, req.Skipped})
 	assert.Equal(t, "replay-returns-first-response", req.Cases[0].Name)
+	assert.Equal(t, "1.250", req.Cases[0].Time, "a requirement's case carries its own time")
 	assert.Equal(t, "idemcheck.requirements.draft", req.Cases[0].Classname)
 	require.NotNil(t, req.Cases[0].Failure)
 	assert.Equal(t, "the retry got a new charge id", req.Cases[0].Failure.Message)

@@ -203,8 +203,10 @@ func CertificationJSON(c Certification) ([]byte, error) {
 // CertificationJUnit renders c as JUnit XML: a testsuite "requirements"
 // with one testcase per requirement (classname idemcheck.requirements.<against>)
 // and a testsuite "invariants" with one per invariant; FAIL is a <failure>,
-// INCONCLUSIVE a <skipped>, each with its reason. Suite times are the run's
-// duration in seconds; cases carry 0.
+// INCONCLUSIVE a <skipped>, each with its reason. A requirement's case
+// time is RequirementResult.Seconds; an invariant's is 0 (the invariants
+// are evaluated together, after every step); suite times are the run's
+// duration in seconds.
 func CertificationJUnit(c Certification) ([]byte, error) {
 	var d time.Duration
 	if !c.Started.IsZero() && c.Finished.After(c.Started) {
@@ -220,7 +222,9 @@ func CertificationJUnit(c Certification) ([]byte, error) {
 		if len(r.Evidence) > 0 {
 			text += fmt.Sprintf("\nevidence: %s in the certification report", plural(len(r.Evidence), "exchange"))
 		}
-		reqs = append(reqs, verdictCase(r.ID, class, r.Verdict, r.Reason, text))
+		c := verdictCase(r.ID, class, r.Verdict, r.Reason, text)
+		c.Time = fmt.Sprintf("%.3f", max(r.Seconds, 0))
+		reqs = append(reqs, c)
 	}
 	for _, i := range c.Invariants {
 		text := fmt.Sprintf("evaluated %d times over %d %s\n%s", i.Evaluations, i.Subjects, i.Subject, i.Reason)
