@@ -77,13 +77,21 @@ func (m *machine) check(*rapid.T) {
 	m.evaluate(m.safety())
 }
 
-// safety is the safety invariants this run judges: all of them, except
-// against WireMock, whose answers the harness itself programs from the
-// specification (sut/wiremock), so the provider-only invariants would
-// judge the harness: replay-consistent and mismatch-rejected are left out.
+// safety is the safety invariants this run judges: all of them in
+// process; against a remote provider, replay-consistent and
+// mismatch-rejected judged from its answers alone (invariants_remote.go),
+// or left out when a key may expire mid-run; against WireMock, whose
+// answers the harness itself programs from the specification
+// (sut/wiremock), those two are left out, as they would judge the harness.
 func (m *machine) safety() []Invariant {
-	if !m.w.real {
+	p := m.run.cfg.Remote
+	switch {
+	case !m.w.real:
 		return Safety()
+	case m.run.cfg.isRemote() && p != nil:
+		if ok, _ := remoteJudged(p); ok {
+			return remoteSafety(Safety(), p.Profile().ErrorsStored)
+		}
 	}
 	return withoutProviderOnly(Safety())
 }
@@ -384,6 +392,7 @@ func run(t *testing.T, cfg Config, stats *Stats) *Stats {
 	if stats == nil {
 		stats = newStats(cfg)
 	}
+	stats.judging(cfg)
 	r := &runState{cfg: cfg, test: t.Name(), stats: stats, started: time.Now()}
 	if cfg.Mutant != "" {
 		m, err := mutants.Lookup(cfg.Mutant)

@@ -75,19 +75,29 @@ func (s *Stats) Coverage() reports.Coverage {
 
 func newStats(cfg Config) *Stats {
 	s := &Stats{faults: map[faults.Kind]int{}, evals: map[string]int{}, subjects: map[string]int{}, notJudged: map[string]string{}}
+	s.judging(cfg)
+	return s
+}
+
+// judging records which invariants cfg's provider leaves unjudged (run
+// calls it again once a remote provider is resolved).
+func (s *Stats) judging(cfg Config) {
 	why := ""
 	switch {
 	case cfg.Provider == ProviderWireMock:
 		why = "a provider-only invariant; WireMock answers what the harness programmed from the specification"
-	case cfg.isRemote():
-		why = "a provider-only invariant; a remote provider's order of decisions is not observable here, so the certification requirements judge it (TestCertify, with porcupine)"
+	case cfg.isRemote() && cfg.Remote != nil:
+		_, why = remoteJudged(cfg.Remote)
 	}
-	if why != "" {
-		for name := range providerOnly {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for name := range providerOnly {
+		if why != "" {
 			s.notJudged[name] = why
+		} else {
+			delete(s.notJudged, name)
 		}
 	}
-	return s
 }
 
 func (s *Stats) evaluated(invs []Invariant) {

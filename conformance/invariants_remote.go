@@ -1,0 +1,112 @@
+package conformance
+
+import (
+	"time"
+
+	"github.com/idemcheck/idemcheck/models"
+	"github.com/idemcheck/idemcheck/sut/remote"
+)
+
+// Against a remote provider the harness sees only the answers, not the
+// order in which the provider decided, so replay-consistent and
+// mismatch-rejected are judged there by what no order of decisions can
+// explain (the certification's porcupine requirements judge the rest):
+//
+//   - replay-consistent: every final answer (2xx, and 402 when the profile
+//     says errors are stored) to one key and one body is the same answer
+//     (status and body digest, so the same charge id); a request that left
+//     after the key's final answer came back is not answered 409.
+//   - mismatch-rejected: one key never gets final answers for two bodies
+//     (fingerprints): only one of them can have been processed.
+//
+// Both assume no key expires during the run: remoteJudged says when that
+// holds (the profile's retention window is at least the run's duration
+// budget).
+
+// remoteJudged reports whether the remote provider-only invariants can be
+// judged against p, and why not.
+func remoteJudged(p *remote.Provider) (ok bool, why string) {
+	window, run := time.Duration(p.Profile().RetentionWindow), p.Config().Limits.MaxDuration
+	if window > 0 && run > 0 && window < run {
+		return false, "a provider-only invariant; the profile's retention window (" + window.String() + ") is shorter than the run (" + run.String() + "), so a key may expire mid-run and be processed again"
+	}
+	return true, ""
+}
+
+// remoteSafety is invs with replay-consistent and mismatch-rejected judged
+// from outside (see above), errorsStored being the profile's errors_stored.
+func remoteSafety(invs []Invariant, errorsStored bool) []Invariant {
+	out := append([]Invariant(nil), invs...)
+	for i, inv := range out {
+		switch inv.Name {
+		case ReplayConsistent:
+			out[i].Check = func(w World) Finding { return checkRemoteReplay(w, errorsStored) }
+		case MismatchRejected:
+			out[i].Check = func(w World) Finding { return checkRemoteMismatch(w, errorsStored) }
+		}
+	}
+	return out
+}
+
+// isFinal reports whether the provider's answer to e settles its key.
+func isFinal(e models.Exchange, errorsStored bool) bool {
+	s := e.ProviderStatus
+	return s >= 200 && s <= 299 || errorsStored && s == 402
+}
+
+// answered is the keyed creates the provider answered, in the order of
+// their answers.
+func answered(w World) []models.Exchange {
+	var out []models.Exchange
+	for _, ev := range models.ProviderEvents(postsOf(w)) {
+		if !ev.Arrival && ev.Ex.HasKey && ev.Ex.ProviderDone {
+			out = append(out, ev.Ex)
+		}
+	}
+	return out
+}
+
+func checkRemoteReplay(w World, errorsStored bool) Finding {
+	n := newNames(w)
+	type keyBody struct{ key, fp string }
+	first := map[keyBody]models.Exchange{} // the first final answer to a key and body
+	firstOfKey := map[string]models.Exchange{}
+	for _, e := range answered(w) {
+		kb := keyBody{e.Key, e.Fingerprint}
+		if f, ok := firstOfKey[e.Key]; ok && e.ProviderStatus == 409 && e.ArrivalSeq > f.ProviderSeq {
+			return violation(ReplayConsistent, "%s: a retry sent after the key was answered %s got 409, as if it were still in flight", n.of(e.MerchantReference), answer(f))
+		}
+		if !isFinal(e, errorsStored) {
+			continue
+		}
+		f, ok := first[kb]
+		switch {
+		case !ok:
+			first[kb] = e
+			if _, ok := firstOfKey[e.Key]; !ok {
+				firstOfKey[e.Key] = e
+			}
+		case e.ProviderStatus != f.ProviderStatus || e.ProviderBodyDigest != f.ProviderBodyDigest:
+			return violation(ReplayConsistent, "%s: one key and body were answered %s, then %s: a completed key answers its first response", n.of(e.MerchantReference), answer(f), answer(e))
+		}
+	}
+	return Finding{}
+}
+
+func checkRemoteMismatch(w World, errorsStored bool) Finding {
+	n := newNames(w)
+	bodyOf := map[string]models.Exchange{} // key → the first final answer's exchange
+	for _, e := range answered(w) {
+		if !isFinal(e, errorsStored) {
+			continue
+		}
+		f, ok := bodyOf[e.Key]
+		switch {
+		case !ok:
+			bodyOf[e.Key] = e
+		case e.Fingerprint != f.Fingerprint:
+			return violation(MismatchRejected, "%s: one key was answered %s for one body and %s for another, not refused", n.of(e.MerchantReference), answer(f), answer(e))
+		}
+	}
+	return Finding{}
+}
