@@ -71,6 +71,28 @@ func TestRemotePropertyCatchesAProviderMutant(t *testing.T) {
 	require.Equal(t, url, rep.Provider)
 }
 
+// TestRemotePropertyJudgesReplaysFromAnswers: against a URL the property
+// judges replay-consistent from the provider's answers alone, and so
+// catches provider mutants that only break replays. Regression: both
+// passed 100 sequences when the provider-only invariants were not judged
+// against a URL.
+func TestRemotePropertyJudgesReplaysFromAnswers(t *testing.T) {
+	for _, mutant := range []string{"conflict-after-completion", "errors-not-stored"} {
+		t.Run(mutant, func(t *testing.T) {
+			url, _ := serveRefProvider(t, mutant)
+			out, failed, dir := runConformance(t, "1", "IDEMCHECK_PROVIDER="+url, "IDEMCHECK_MUTANT=", "IDEMCHECK_MAX_REQUESTS=20000", "IDEMCHECK_MAX_CHARGES=10000", "RAPID_CHECKS=100", "RAPID_SHRINKTIME=3s")
+			require.True(t, failed, "%s must fail the property against a URL; output:\n%s", mutant, out)
+			raw, err := os.ReadFile(reportFile(dir, "", "failure.json"))
+			require.NoError(t, err, out)
+			var rep struct {
+				Invariant string `json:"invariant"`
+			}
+			require.NoError(t, json.Unmarshal(raw, &rep))
+			require.Equal(t, "replay-consistent", rep.Invariant, out)
+		})
+	}
+}
+
 // TestRemotePropertyStopsAtItsBudget: with a budget of 40 requests the
 // property never sends a 41st; it stops and says INCONCLUSIVE (the test is
 // skipped with that reason) instead of judging half a sequence.
