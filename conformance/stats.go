@@ -38,8 +38,9 @@ type Stats struct {
 
 // Results is the run's verdict on each invariant, for a certification
 // page: FAIL for the one a failing run broke, INCONCLUSIVE for one this
-// provider cannot be judged on or when a budget stopped the run, PASS for
-// the others once evaluated.
+// provider cannot be judged on, when a budget stopped the run, or when
+// what it speaks of never happened (0 reused keys with another body: it
+// held vacuously), PASS for the others once evaluated.
 func (s *Stats) Results() []reports.InvariantResult {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -56,6 +57,9 @@ func (s *Stats) Results() []reports.InvariantResult {
 			r.Verdict, r.Reason = reports.Inconclusive, "the run stopped early: "+s.stopped
 		case r.Evaluations == 0:
 			r.Verdict, r.Reason = reports.Inconclusive, "never evaluated"
+		case r.Subjects == 0 && s.sequences > 0:
+			// Held, but only vacuously: nothing it speaks of happened.
+			r.Verdict, r.Reason = reports.Inconclusive, fmt.Sprintf("held vacuously: no %s in %d sequences", r.Subject, s.sequences)
 		}
 		out = append(out, r)
 	}
