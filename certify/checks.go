@@ -100,6 +100,9 @@ func checkReplay(r *runner) (verdict, string, error) {
 	if !same(first, again) {
 		return fail, fmt.Sprintf("a retry with the same key and body answered %s, not the first response %s", again.short(), first.short()), nil
 	}
+	if h := r.p.Profile().ReplayHeader; h != "" && again.header.Get(h) == "" {
+		return fail, fmt.Sprintf("the replay carried no %s header, which the profile publishes (profile: replay_header)", h), nil
+	}
 	note := ""
 	if !r.p.Profile().ErrorsStored {
 		note = "decline replay not tested: the profile says errors are not stored"

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemcheck/idemcheck/certify"
+	"github.com/idemcheck/idemcheck/models"
 	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/sut/provider"
 	"github.com/idemcheck/idemcheck/sut/remote"
@@ -56,4 +57,44 @@ func TestCertify_NotTheDialectIsInconclusive(t *testing.T) {
 			assert.Equal(t, reports.Inconclusive, cert.Overall())
 		})
 	}
+}
+
+// TestCertify_ReplayHeaderThePromisePublished: a provider whose profile
+// publishes a replay header but whose replays lack it fails
+// replay-returns-first-response, saying so; with no header published the
+// same provider passes it. Regression: the profile's replay_header was
+// never checked.
+func TestCertify_ReplayHeaderThePromisePublished(t *testing.T) {
+	prov := provider.New(provider.Config{})
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		prov.ServeHTTP(dropHeader{w, models.ReplayedHeader}, r)
+	}))
+	t.Cleanup(s.Close)
+	only := certify.Options{Only: []string{certify.ReqReplay}}
+	published := remote.ReferenceProfile()
+	require.Equal(t, models.ReplayedHeader, published.ReplayHeader)
+	cert := certifyURL(t, s.URL, published, only)
+	assert.Equal(t, reports.Fail, cert.Requirements[0].Verdict)
+	assert.Equal(t, "the replay carried no Idempotent-Replayed header, which the profile publishes (profile: replay_header)", cert.Requirements[0].Reason)
+
+	none := remote.ReferenceProfile()
+	none.ReplayHeader = ""
+	cert = certifyURL(t, s.URL, none, only)
+	assert.Equal(t, reports.Pass, cert.Requirements[0].Verdict, cert.Requirements[0].Reason)
+}
+
+// dropHeader is a ResponseWriter that never sends the header name.
+type dropHeader struct {
+	http.ResponseWriter
+	name string
+}
+
+func (d dropHeader) WriteHeader(code int) {
+	d.Header().Del(d.name)
+	d.ResponseWriter.WriteHeader(code)
+}
+
+func (d dropHeader) Write(b []byte) (int, error) {
+	d.Header().Del(d.name)
+	return d.ResponseWriter.Write(b)
 }

@@ -54,8 +54,8 @@ const maxTriesCost = 5
 // Requirements is the fixed list a certification checks, in order.
 func Requirements() []Requirement {
 	return []Requirement{
-		{ID: ReqReplay, Title: "A completed key answers the first response's status and body (same charge id), for a success and, where the profile says errors are stored, for a decline.",
-			Source: "draft-ietf-httpapi-idempotency-key-header §2.6; PROVIDER_API.md (same key, first request finished)", against: draft,
+		{ID: ReqReplay, Title: "A completed key answers the first response's status and body (same charge id), for a success and, where the profile says errors are stored, for a decline; with the replay header the profile publishes, if any.",
+			Source: "draft-ietf-httpapi-idempotency-key-header §2.6; PROVIDER_API.md (same key, first request finished); profile: replay_header", against: draft,
 			cost: cost{4, 4}, check: checkReplay},
 		{ID: ReqMismatch, Title: "The same key with another amount, currency or card is refused (422 in PROVIDER_API, the profile's status on the wire) and charges nothing.",
 			Source: "draft-ietf-httpapi-idempotency-key-header §2.5, §2.6; profile: statuses.mismatch", against: draft,
