@@ -156,6 +156,26 @@ func TestFailingMutantRunArtefacts(t *testing.T) {
 	})
 }
 
+// TestCurlScriptReproducesARace: the curl script of a failure that needs
+// concurrency — two retries of one key at the provider at once, under a
+// provider without an in-flight lock — sends the overlapping requests
+// together, and so reproduces the double charge against refprovider
+// serving the same mutant (each request held 2 s, so the two curls need
+// not start within the mutant's usual 50 ms). Regression: the script sent
+// them one after the other and the second was replayed.
+func TestCurlScriptReproducesARace(t *testing.T) {
+	const mutant = "no-inflight-lock"
+	out, failed, dir := runConformance(t, "1", "IDEMCHECK_MUTANT="+mutant)
+	require.True(t, failed, out)
+	js, err := os.ReadFile(reportFile(dir, mutant, "failure.json"))
+	require.NoError(t, err, out)
+	refs := postedReferences(t, string(js))
+	require.NotEmpty(t, refs)
+	url := startRefprovider(t, buildRefprovider(t), mutant, "-processing", "2s")
+	scriptOut := runCurlScript(t, reportFile(dir, mutant, "failure.curl.sh"), url, "")
+	assert.GreaterOrEqual(t, maxCharges(t, url, refs), 2, "the race charges twice; script output:\n%s", scriptOut)
+}
+
 // postedReferences lists the merchant references of the POSTs in a JSON
 // failure report.
 func postedReferences(t *testing.T, js string) []string {
@@ -187,11 +207,11 @@ func buildRefprovider(t *testing.T) string {
 }
 
 // startRefprovider runs refprovider on a free loopback port serving mutant
-// ("" for the reference) and returns its URL; the process is stopped when
-// the test ends.
-func startRefprovider(t *testing.T, bin, mutant string) string {
+// ("" for the reference), with flags added, and returns its URL; the
+// process is stopped when the test ends.
+func startRefprovider(t *testing.T, bin, mutant string, flags ...string) string {
 	t.Helper()
-	args := []string{"-addr", "127.0.0.1:0"}
+	args := append([]string{"-addr", "127.0.0.1:0"}, flags...)
 	if mutant != "" {
 		args = append(args, "-mutant", mutant)
 	}

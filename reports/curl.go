@@ -29,9 +29,11 @@ const DefaultCurlBase = "http://127.0.0.1:8080"
 // The secret is only referenced (${IDEMCHECK_API_KEY}, sent as a bearer
 // token when set); card tokens appear only for the public test cards
 // (tok_visa, tok_mastercard, tok_chargeDeclined), any other card is
-// ${IDEMCHECK_CARD_TOKEN}. Requests that overlapped in the run are sent one
-// after the other, so a failure that needs concurrency (no in-flight lock)
-// may not reproduce this way; the script says so.
+// ${IDEMCHECK_CARD_TOKEN}. Requests that overlapped at the provider in the
+// run (one arrived while the one before was still being processed) are
+// sent together, in the background, and waited for, so a failure that
+// needs concurrency (no in-flight lock) can reproduce; how they interleave
+// at the provider is then up to the network, as the script says.
 func CurlScript(f Failure) []byte {
 	var b strings.Builder
 	b.WriteString("#!/usr/bin/env bash\n")
@@ -57,8 +59,9 @@ func CurlScript(f Failure) []byte {
 		b.WriteString("# The bug is the client's (the requests below are what it sent): replay them against the\n")
 		b.WriteString("# reference provider, go run ./cmd/refprovider -addr 127.0.0.1:0\n")
 	}
-	b.WriteString("# Requests are sent one at a time, in the order they reached the provider in the run;\n")
-	b.WriteString("# faults are not replayed (a lost response is simply read here).\n")
+	b.WriteString("# Requests are sent in the order they reached the provider in the run, one at a time, except\n")
+	b.WriteString("# those that overlapped there: they are sent together (&, then wait), and how they interleave\n")
+	b.WriteString("# now is up to the network. Faults are not replayed (a lost response is simply read here).\n")
 	b.WriteString("set -euo pipefail\n\n")
 	fmt.Fprintf(&b, "base=\"${IDEMCHECK_PROVIDER_URL:-%s}\"\n", defaultBase(f.Provider))
 	b.WriteString("auth=()\nif [ -n \"${IDEMCHECK_API_KEY:-}\" ]; then auth=(-H \"Authorization: Bearer ${IDEMCHECK_API_KEY}\"); fi\n\n")
@@ -76,16 +79,23 @@ func CurlScript(f Failure) []byte {
 	exs := sortedExchanges(f.History)
 	sort.SliceStable(exs, func(i, j int) bool { return arrival(exs[i]) < arrival(exs[j]) })
 	base := origin(f.History)
+	together := groupOverlaps(exs)
 	refs := map[string]bool{}
 	var order []string
+	var prev *models.Exchange // the last exchange that reached the provider
 	for i, ex := range exs {
 		head := fmt.Sprintf("# exchange %d, %s, fault %s", ex.ID, orDash(offset(base, ex.SentAt)), orDash(ex.Fault))
 		if !ex.Forwarded {
 			fmt.Fprintf(&b, "%s: never reached the provider, not sent\n\n", shellComment(head))
 			continue
 		}
-		if i > 0 && overlaps(exs[i-1], ex) {
-			head += ", sent while exchange " + strconv.Itoa(exs[i-1].ID) + " was still at the provider"
+		if prev != nil && overlaps(*prev, ex) {
+			head += ", sent while exchange " + strconv.Itoa(prev.ID) + " was still at the provider"
+		}
+		prev = &exs[i]
+		g := together[ex.ID]
+		if g.first {
+			fmt.Fprintf(&b, "# exchanges %s overlapped at the provider: sent together\n", joinIDs(g.ids))
 		}
 		fmt.Fprintf(&b, "%s; the provider answered %s\n", shellComment(head), shellComment(strings.TrimSpace(providerSaw(ex)+" "+ex.ProviderChargeID)))
 		key := ""
@@ -96,15 +106,22 @@ func CurlScript(f Failure) []byte {
 		if ex.Query != "" {
 			target += "?" + ex.Query
 		}
+		end := "\n\n"
+		switch {
+		case g.last:
+			end = " &\nwait\n\n"
+		case len(g.ids) > 0:
+			end = " &\n"
+		}
 		if !ex.IsPost() {
-			fmt.Fprintf(&b, "send %s %s %s\n\n", ex.Method, shellQuote(target), shellQuote(key))
+			fmt.Fprintf(&b, "send %s %s %s%s", ex.Method, shellQuote(target), shellQuote(key), end)
 			continue
 		}
 		body, exact := chargeBody(ex)
 		if !exact {
 			b.WriteString("# the body is rebuilt from the history and its fingerprint differs from the one sent\n")
 		}
-		fmt.Fprintf(&b, "send POST %s %s %s\n\n", shellQuote(target), shellQuote(key), body)
+		fmt.Fprintf(&b, "send POST %s %s %s%s", shellQuote(target), shellQuote(key), body, end)
 		if ex.MerchantReference != "" && !refs[ex.MerchantReference] {
 			refs[ex.MerchantReference] = true
 			order = append(order, ex.MerchantReference)
@@ -152,6 +169,54 @@ func arrival(ex models.Exchange) int {
 // being processed there.
 func overlaps(prev, next models.Exchange) bool {
 	return prev.Forwarded && (!prev.ProviderDone || prev.ProviderSeq > arrival(next))
+}
+
+// overlapGroup is an exchange's place in a run of exchanges that
+// overlapped at the provider (the zero value: it overlapped none).
+type overlapGroup struct {
+	ids         []int // the group's exchange ids, in arrival order
+	first, last bool
+}
+
+// groupOverlaps finds, among exs in arrival order, the runs of forwarded
+// exchanges each of which reached the provider while the one before was
+// still there, and returns every member's group by exchange id.
+func groupOverlaps(exs []models.Exchange) map[int]overlapGroup {
+	out := map[int]overlapGroup{}
+	var run []int
+	var prev *models.Exchange
+	flush := func() {
+		for i, id := range run {
+			if len(run) > 1 {
+				out[id] = overlapGroup{ids: run, first: i == 0, last: i == len(run)-1}
+			}
+		}
+		run = nil
+	}
+	for i, ex := range exs {
+		if !ex.Forwarded {
+			continue
+		}
+		if prev == nil || !overlaps(*prev, ex) {
+			flush()
+		}
+		run = append(run, ex.ID)
+		prev = &exs[i]
+	}
+	flush()
+	return out
+}
+
+// joinIDs is ids as "3, 4 and 5".
+func joinIDs(ids []int) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = strconv.Itoa(id)
+	}
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
 }
 
 // shellQuote quotes s for bash as one word: '…' with ' written as '\”.

@@ -156,3 +156,46 @@ func TestCurlScript(t *testing.T) {
 		assert.True(t, strings.Contains(string(out), "curl"), "%s", out)
 	})
 }
+
+// TestCurlScriptSendsOverlapsTogether: two creates that overlapped at the
+// provider in the run are sent together by the script: a server that
+// holds each POST until the other arrives (or 5 s pass) sees both at
+// once. Regression: they were sent one after the other, so a failure that
+// needs concurrency (no in-flight lock) could not reproduce.
+func TestCurlScriptSendsOverlapsTogether(t *testing.T) {
+	f := fixture()
+	exs := f.History.Exchanges
+	// The replay arrives (13) while the conflict is still at the provider (14).
+	exs[1].ProviderSeq, exs[2].ArrivalSeq, exs[2].ProviderSeq = 14, 12, 13
+	script := string(reports.CurlScript(f))
+	assert.Contains(t, script, "# exchanges 2 and 3 overlapped at the provider: sent together\n")
+	assert.Contains(t, script, " &\nwait\n")
+
+	var mu sync.Mutex // guards posts, together
+	posts, together := 0, 0
+	both := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			mu.Lock()
+			posts++
+			if posts == 2 {
+				close(both)
+			}
+			mu.Unlock()
+			select {
+			case <-both:
+				mu.Lock()
+				together++
+				mu.Unlock()
+			case <-time.After(5 * time.Second):
+			}
+		}
+		w.WriteHeader(http.StatusCreated)
+		_, _ = io.WriteString(w, `{"id":"ch_000001"}`)
+	}))
+	t.Cleanup(srv.Close)
+	runScript(t, []byte(script), "IDEMCHECK_PROVIDER_URL="+srv.URL)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, 2, together, "both POSTs were at the server at once:\n%s", script)
+}
