@@ -28,6 +28,8 @@ type remoteBackend struct {
 	hist *models.History
 	now  func() time.Time
 
+	wire *detached
+
 	mu   sync.Mutex                 // guards seen, held
 	seen map[string]int             // reference → forwarded POSTs at its last query
 	held map[string][]models.Charge // reference → charges at its last query
@@ -35,13 +37,95 @@ type remoteBackend struct {
 }
 
 func newRemoteBackend(p *remote.Provider, hist *models.History, now func() time.Time) *remoteBackend {
-	return &remoteBackend{p: p, hist: hist, now: now, seen: map[string]int{}, held: map[string][]models.Charge{}}
+	r := &remoteBackend{p: p, hist: hist, now: now, seen: map[string]int{}, held: map[string][]models.Charge{}}
+	r.wire = newDetached(&faults.RemoteWire{Next: p.Transport(), History: hist, Now: now})
+	return r
 }
 
 // Wire sends through the dialect and meter and records the provider's
-// answer even when the fault layer then loses it.
-func (r *remoteBackend) Wire() http.RoundTripper {
-	return &faults.RemoteWire{Next: r.p.Transport(), History: r.hist, Now: r.now}
+// answer even when the fault layer then loses it, and even when the
+// client gave up before it came (see detached).
+func (r *remoteBackend) Wire() http.RoundTripper { return r.wire }
+
+// Quiesce waits until the provider has answered every request that left
+// for it, the ones whose client gave up included.
+func (r *remoteBackend) Quiesce() { r.wire.quiesce() }
+
+// detached carries requests to a provider in another process. A request
+// whose client gives up (its attempt timeout, a crash) is not cut: it
+// stays on the wire until the provider answers (at most remoteTimeout),
+// as a provider goes on processing a request whose client hung up, and
+// quiesce waits for those answers. The run's clock needs that before it
+// lets time jump (remoteClock): the offset clock makes AbandonAfter pass at
+// once, and a reconciliation that asked while the provider was still
+// charging would abandon the attempt; the charge that lands after it is
+// then blamed on the provider (books-balance, or
+// at-most-one-charge-per-order once the order is paid again).
+type detached struct {
+	next http.RoundTripper
+	mu   sync.Mutex // guards out
+	out  int        // requests still waiting for the provider's answer
+	idle *sync.Cond // signalled when out drops to 0
+}
+
+func newDetached(next http.RoundTripper) *detached {
+	d := &detached{next: next}
+	d.idle = sync.NewCond(&d.mu)
+	return d
+}
+
+// RoundTrip forwards req free of its context's cancellation and returns
+// the answer, or the context's error as soon as the client gives up.
+func (d *detached) RoundTrip(req *http.Request) (*http.Response, error) {
+	type result struct {
+		resp *http.Response
+		err  error
+	}
+	done := make(chan result, 1)
+	d.mu.Lock()
+	d.out++
+	d.mu.Unlock()
+	go func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(req.Context()), remoteTimeout)
+		defer cancel()
+		resp, err := d.next.RoundTrip(req.WithContext(ctx)) // RemoteWire has read the body
+		done <- result{resp, err}
+		d.mu.Lock()
+		if d.out--; d.out == 0 {
+			d.idle.Broadcast()
+		}
+		d.mu.Unlock()
+	}()
+	select {
+	case r := <-done:
+		return r.resp, r.err
+	case <-req.Context().Done():
+		return nil, req.Context().Err()
+	}
+}
+
+// quiesce returns once no request is waiting for the provider's answer.
+func (d *detached) quiesce() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for d.out > 0 {
+		d.idle.Wait()
+	}
+}
+
+// remoteClock is the clock of a run against a remote provider: the offset
+// clock, except that before time jumps, the provider has answered every
+// request that reached it (Quiesce), as it would have in the time that
+// passes.
+type remoteClock struct {
+	*faults.OffsetClock
+	quiesce func()
+}
+
+// Advance waits for the provider, then lets d pass at once.
+func (c remoteClock) Advance(d time.Duration) {
+	c.quiesce()
+	c.OffsetClock.Advance(d)
 }
 
 func (r *remoteBackend) BaseURL() string { return r.p.BaseURL() }

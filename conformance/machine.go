@@ -56,8 +56,9 @@ func newWorld(cfg Config, m *mutants.Mutant) (*world, error) {
 		}
 		w.prov = wm
 	case cfg.isRemote():
-		w.clock, w.real = &faults.OffsetClock{}, true
-		w.prov = newRemoteBackend(cfg.Remote, w.hist, w.clock.Now)
+		clock := &faults.OffsetClock{}
+		rb := newRemoteBackend(cfg.Remote, w.hist, clock.Now)
+		w.clock, w.real, w.prov = remoteClock{OffsetClock: clock, quiesce: rb.Quiesce}, true, rb
 	default:
 		w.clock = faults.VirtualClock{}
 		w.prov = newEmbedded(cfg, m, w.hist, w.clock.Now)
