@@ -81,6 +81,9 @@ func (d *detached) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp *http.Response
 		err  error
 	}
+	if err := req.Context().Err(); err != nil {
+		return nil, err // the client gave up before the request left: it never does
+	}
 	done := make(chan result, 1)
 	d.mu.Lock()
 	d.out++
