@@ -144,7 +144,9 @@ func (p *pipeline) send(ctx context.Context, method, url string, body []byte, he
 		}).
 		WithMaxRetries(p.cfg.MaxRetries).
 		WithDelay(p.cfg.RetryDelay).
-		WithDelayFunc(p.delay).
+		WithDelayFunc(func(exec failsafe.ExecutionAttempt[*http.Response]) time.Duration {
+			return p.delay(st.lastRetryAfter(), exec.ElapsedTime())
+		}).
 		ReturnLastFailure().
 		Build()
 	policies := []failsafe.Policy[*http.Response]{p.total, retry}
@@ -166,15 +168,20 @@ func (p *pipeline) send(ctx context.Context, method, url string, body []byte, he
 	return r
 }
 
-// delay honours Retry-After (in seconds) on 429 and 503, capped by what is
-// left of TotalTimeout; -1 means "use RetryDelay". (A Retry-After at least
-// as long as what is left ends the retries at once, see send.)
-func (p *pipeline) delay(exec failsafe.ExecutionAttempt[*http.Response]) time.Duration {
-	d := retryAfter(exec.LastResult())
+// delay honours the last try's Retry-After d (in seconds, on 429 and 503;
+// -1 for none), capped by what is left of TotalTimeout after elapsed; -1
+// means "use RetryDelay". (A Retry-After at least as long as what is left
+// ends the retries at once, see send.)
+//
+// The last try's answer comes from the call's own state, not from
+// failsafe-go's ExecutionAttempt.LastResult: that reads a field without
+// the lock under which a Timeout's Cancel writes it (failsafe-go v0.9.8),
+// a data race when the total timeout fires as a try ends.
+func (p *pipeline) delay(d, elapsed time.Duration) time.Duration {
 	if d < 0 {
 		return -1
 	}
-	return max(0, min(d, p.cfg.TotalTimeout-exec.ElapsedTime()))
+	return max(0, min(d, p.cfg.TotalTimeout-elapsed))
 }
 
 // retryAfter is the Retry-After of a 429 or 503 answer, or -1 when it has
@@ -192,6 +199,7 @@ func retryAfter(resp *http.Response) time.Duration {
 
 // try performs one HTTP try under ctx, the try's context.
 func (p *pipeline) try(ctx context.Context, st *callState, method, url string, body []byte, header http.Header) (*http.Response, error) {
+	st.answered(nil)
 	if err := ctx.Err(); err != nil {
 		return nil, err // nothing sent
 	}
@@ -223,6 +231,7 @@ func (p *pipeline) try(ctx context.Context, st *callState, method, url string, b
 	if unknownStatus(resp.StatusCode) {
 		st.markUnknown()
 	}
+	st.answered(resp)
 	return resp, nil
 }
 
@@ -232,6 +241,9 @@ type callState struct {
 	tries   int
 	unknown bool
 	wire    *http.Request // the last try as it went on the wire
+	// retryAfter is the last try's Retry-After (see retryAfter), -1 when
+	// it had none or no answer.
+	retryAfter time.Duration
 }
 
 type callStateKey struct{}
@@ -257,6 +269,21 @@ func (s *callState) markUnknown() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.unknown = true
+}
+
+// answered records the last try's answer (nil for none) for the delay
+// before the next.
+func (s *callState) answered(resp *http.Response) {
+	d := retryAfter(resp)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.retryAfter = d
+}
+
+func (s *callState) lastRetryAfter() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.retryAfter
 }
 
 func (s *callState) lastWire() *http.Request {
