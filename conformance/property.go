@@ -84,16 +84,24 @@ func (m *machine) check(*rapid.T) {
 // answers the harness itself programs from the specification
 // (sut/wiremock), those two are left out, as they would judge the harness.
 func (m *machine) safety() []Invariant {
-	p := m.run.cfg.Remote
 	switch {
 	case !m.w.real:
 		return Safety()
-	case m.run.cfg.isRemote() && p != nil:
-		if ok, _ := remoteJudged(p); ok {
-			return remoteSafety(Safety(), p.Profile().ErrorsStored)
-		}
+	case m.remoteJudged():
+		return remoteSafety(Safety(), m.run.cfg.Remote.Profile().ErrorsStored)
 	}
 	return withoutProviderOnly(Safety())
+}
+
+// remoteJudged reports whether this run is against a remote provider whose
+// provider-only invariants are judged from its answers (remoteJudged).
+func (m *machine) remoteJudged() bool {
+	p := m.run.cfg.Remote
+	if !m.w.real || !m.run.cfg.isRemote() || p == nil {
+		return false
+	}
+	ok, _ := remoteJudged(p)
+	return ok
 }
 
 // evaluate runs invs and keeps the first violation, with the world that
