@@ -146,13 +146,39 @@ func Run(ctx context.Context, p *remote.Provider, opts Options) (reports.Certifi
 // preflight asks find-by-reference about a reference nobody used and
 // returns an error wrapping ErrDialect unless the answer is a charge list.
 // A budget too small for it is left to the requirements to report.
+//
+// A transient answer (no response, 429 or a 5xx) is not a verdict on the
+// dialect: the lookup is asked again, up to preflightTries times, after
+// what Retry-After asks (else 1 s, then 2 s).
 func (r *runner) preflight() error {
-	_, err := r.find(r.p.Reference("preflight"))
-	if err == nil || errors.Is(err, errBudget) {
-		return nil
+	ref := r.p.Reference("preflight")
+	for try := 1; ; try++ {
+		_, err := r.find(ref)
+		if err == nil || errors.Is(err, errBudget) {
+			return nil
+		}
+		var le lookupError
+		if !errors.As(err, &le) || !le.a.unknown() || le.a.status == http.StatusConflict || try >= preflightTries {
+			return dialectError{r.p.Dialect(), err}
+		}
+		wait := time.Second << (try - 1)
+		if le.a.header != nil {
+			if ra := remote.RetryAfter(&http.Response{Header: le.a.header}, time.Now()); ra > 0 {
+				wait = ra
+			}
+		}
+		if dl, ok := r.ctx.Deadline(); ok && time.Until(dl) < wait {
+			return dialectError{r.p.Dialect(), err}
+		}
+		if pause(r.ctx, wait) != nil {
+			return dialectError{r.p.Dialect(), err}
+		}
 	}
-	return dialectError{r.p.Dialect(), err}
 }
+
+// preflightTries bounds the preflight lookups when the answers are
+// transient.
+const preflightTries = 3
 
 // dialectError is the preflight's failure: Is ErrDialect, Unwraps to why.
 type dialectError struct {

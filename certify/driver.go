@@ -183,7 +183,7 @@ func (r *runner) find(ref string) ([]models.Charge, error) {
 		return nil, err
 	}
 	if a.err != nil || a.status != http.StatusOK {
-		return nil, fmt.Errorf("lookup by reference answered %s", a.short())
+		return nil, lookupError{a}
 	}
 	var list models.ChargeList
 	if err := json.Unmarshal(a.body, &list); err != nil {
@@ -191,6 +191,11 @@ func (r *runner) find(ref string) ([]models.Charge, error) {
 	}
 	return list.Data, nil
 }
+
+// lookupError is a find-by-reference that did not answer 200.
+type lookupError struct{ a answer }
+
+func (e lookupError) Error() string { return "lookup by reference answered " + e.a.short() }
 
 // settle sends body under keyHeader until the outcome is known (not
 // unknown()) or Options.MaxTries sends were made. Between tries it waits

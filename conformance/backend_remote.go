@@ -19,6 +19,9 @@ import (
 // provider for its truth.
 const remoteTimeout = 30 * time.Second
 
+// preflightTries bounds the preflight lookups when the answers are transient.
+const preflightTries = 3
+
 // remoteBackend is a provider the harness did not start (a sandbox URL, or
 // cmd/refprovider), reached through its dialect and budget meter, in real
 // time. Its truth is what find-by-reference answers for the references
@@ -202,12 +205,28 @@ func (r *remoteBackend) Exhausted() (bool, string) {
 // create: an answer that is not a charge list means a wrong URL or dialect,
 // which the property would otherwise report as a failure to judge the
 // first sequence. A budget too small for it is left to the run to report.
+//
+// A transient answer (429 or a 5xx) is asked again, up to preflightTries
+// times, after its Retry-After (else 1 s, then 2 s): a sandbox that is
+// momentarily rate limited is still the provider.
 func preflight(p *remote.Provider) error {
-	ctx, cancel := context.WithTimeout(context.Background(), remoteTimeout)
-	defer cancel()
-	_, err := p.Find(ctx, "idemcheck-"+p.RunID()+"-preflight")
-	if err == nil || errors.Is(err, remote.ErrBudget) {
-		return nil
+	var err error
+	for try := 1; ; try++ {
+		ctx, cancel := context.WithTimeout(context.Background(), remoteTimeout)
+		_, err = p.Find(ctx, "idemcheck-"+p.RunID()+"-preflight")
+		cancel()
+		if err == nil || errors.Is(err, remote.ErrBudget) {
+			return nil
+		}
+		var le *remote.LookupError
+		if !errors.As(err, &le) || !le.Transient() || try >= preflightTries {
+			break
+		}
+		wait := time.Second << (try - 1)
+		if le.RetryAfter > 0 {
+			wait = min(le.RetryAfter, remoteTimeout)
+		}
+		time.Sleep(wait)
 	}
 	return fmt.Errorf("idemcheck: %s does not answer find-by-reference in the %q dialect (%v); check IDEMCHECK_PROVIDER and IDEMCHECK_DIALECT; nothing else was sent", reports.RedactURL(p.BaseURL()), p.Dialect(), err)
 }

@@ -128,13 +128,30 @@ func (p *Provider) Find(ctx context.Context, ref string) ([]models.Charge, error
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("remote: find by reference answered %d", resp.StatusCode)
+		return nil, &LookupError{Status: resp.StatusCode, RetryAfter: RetryAfter(resp, time.Now())}
 	}
 	var list models.ChargeList
 	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
 		return nil, fmt.Errorf("remote: find by reference: %v", err)
 	}
 	return list.Data, nil
+}
+
+// LookupError is a find-by-reference answered with a status other than
+// 200, with the Retry-After it carried (0 when none).
+type LookupError struct {
+	Status     int
+	RetryAfter time.Duration
+}
+
+func (e *LookupError) Error() string {
+	return fmt.Sprintf("remote: find by reference answered %d", e.Status)
+}
+
+// Transient reports whether the answer says "not now" rather than "not
+// here": 429 or a 5xx.
+func (e *LookupError) Transient() bool {
+	return e.Status == http.StatusTooManyRequests || e.Status >= 500
 }
 
 // Charges lists this run's charges: Find for every reference Reference
