@@ -60,7 +60,7 @@ func CurlScript(f Failure) []byte {
 		b.WriteString("# reference provider, go run ./cmd/refprovider -addr 127.0.0.1:0\n")
 	}
 	b.WriteString("# Requests are sent in the order they reached the provider in the run, one at a time, except\n")
-	b.WriteString("# those that overlapped there: they are sent together (&, then wait), and how they interleave\n")
+	b.WriteString("# those that overlapped there: they are sent together (&, then together), and how they interleave\n")
 	b.WriteString("# now is up to the network. Faults are not replayed (a lost response is simply read here).\n")
 	b.WriteString("set -euo pipefail\n\n")
 	fmt.Fprintf(&b, "base=\"${IDEMCHECK_PROVIDER_URL:-%s}\"\n", defaultBase(f.Provider))
@@ -75,11 +75,18 @@ func CurlScript(f Failure) []byte {
 	b.WriteString("  out=\"$(curl \"${args[@]}\" \"${base}$2\")\"\n")
 	b.WriteString("  printf '%s\\n\\n' \"$out\" | tr -d '\\r' | grep -aiE '^(HTTP/|Idempotent-Replayed:|\\{|$)' || true\n")
 	b.WriteString("}\n\n")
+	b.WriteString("# together: waits for the requests sent in the background, each by its pid, so that one\n")
+	b.WriteString("# that fails (connection refused) stops the script as a request sent alone does.\n")
+	b.WriteString("pids=()\ntogether() {\n  local pid\n  for pid in \"${pids[@]}\"; do wait \"$pid\"; done\n  pids=()\n}\n\n")
 
 	exs := sortedExchanges(f.History)
 	sort.SliceStable(exs, func(i, j int) bool { return arrival(exs[i]) < arrival(exs[j]) })
 	base := origin(f.History)
-	together := groupOverlaps(exs)
+	// In process the provider finishes every request it got, so one it had
+	// not answered when the history ended was still there; elsewhere an
+	// answer the harness never saw (the client gave up) is unknown.
+	inProcess := f.Provider == "" || f.Provider == "embedded"
+	together := groupOverlaps(exs, inProcess)
 	refs := map[string]bool{}
 	var order []string
 	var prev *models.Exchange // the last exchange that reached the provider
@@ -89,7 +96,7 @@ func CurlScript(f Failure) []byte {
 			fmt.Fprintf(&b, "%s: never reached the provider, not sent\n\n", shellComment(head))
 			continue
 		}
-		if prev != nil && overlaps(*prev, ex) {
+		if prev != nil && overlaps(*prev, ex, inProcess) {
 			head += ", sent while exchange " + strconv.Itoa(prev.ID) + " was still at the provider"
 		}
 		prev = &exs[i]
@@ -109,9 +116,9 @@ func CurlScript(f Failure) []byte {
 		end := "\n\n"
 		switch {
 		case g.last:
-			end = " &\nwait\n\n"
+			end = " &\npids+=($!)\ntogether\n\n"
 		case len(g.ids) > 0:
-			end = " &\n"
+			end = " &\npids+=($!)\n"
 		}
 		if !ex.IsPost() {
 			fmt.Fprintf(&b, "send %s %s %s%s", ex.Method, shellQuote(target), shellQuote(key), end)
@@ -166,9 +173,20 @@ func arrival(ex models.Exchange) int {
 }
 
 // overlaps reports whether next reached the provider while prev was still
-// being processed there.
-func overlaps(prev, next models.Exchange) bool {
-	return prev.Forwarded && (!prev.ProviderDone || prev.ProviderSeq > arrival(next))
+// being processed there. When the provider's answer to prev was never
+// seen outside the in-process provider (the client gave up, as on a
+// timeout against a URL), prev is known to be unanswered only until the
+// client gave up, so only a next that arrived before then overlaps it.
+func overlaps(prev, next models.Exchange, inProcess bool) bool {
+	switch {
+	case !prev.Forwarded:
+		return false
+	case prev.ProviderDone:
+		return prev.ProviderSeq > arrival(next)
+	case inProcess || !prev.Done || prev.DoneAt.IsZero() || next.ArrivedAt.IsZero():
+		return true
+	}
+	return next.ArrivedAt.Before(prev.DoneAt)
 }
 
 // overlapGroup is an exchange's place in a run of exchanges that
@@ -181,7 +199,7 @@ type overlapGroup struct {
 // groupOverlaps finds, among exs in arrival order, the runs of forwarded
 // exchanges each of which reached the provider while the one before was
 // still there, and returns every member's group by exchange id.
-func groupOverlaps(exs []models.Exchange) map[int]overlapGroup {
+func groupOverlaps(exs []models.Exchange, inProcess bool) map[int]overlapGroup {
 	out := map[int]overlapGroup{}
 	var run []int
 	var prev *models.Exchange
@@ -197,7 +215,7 @@ func groupOverlaps(exs []models.Exchange) map[int]overlapGroup {
 		if !ex.Forwarded {
 			continue
 		}
-		if prev == nil || !overlaps(*prev, ex) {
+		if prev == nil || !overlaps(*prev, ex, inProcess) {
 			flush()
 		}
 		run = append(run, ex.ID)

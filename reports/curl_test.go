@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -169,7 +170,7 @@ func TestCurlScriptSendsOverlapsTogether(t *testing.T) {
 	exs[1].ProviderSeq, exs[2].ArrivalSeq, exs[2].ProviderSeq = 14, 12, 13
 	script := string(reports.CurlScript(f))
 	assert.Contains(t, script, "# exchanges 2 and 3 overlapped at the provider: sent together\n")
-	assert.Contains(t, script, " &\nwait\n")
+	assert.Contains(t, script, " &\npids+=($!)\ntogether\n")
 
 	var mu sync.Mutex // guards posts, together
 	posts, together := 0, 0
@@ -198,4 +199,55 @@ func TestCurlScriptSendsOverlapsTogether(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	assert.Equal(t, 2, together, "both POSTs were at the server at once:\n%s", script)
+}
+
+// TestCurlScriptStopsWhenABackgroundSendFails: a request sent together
+// with another (in the background) that fails, here because nothing
+// listens, stops the script as a request sent alone does (set -e).
+// Regression: the group ended with a bare wait, which returns 0 whatever
+// its jobs did, so the script went on past failed requests.
+func TestCurlScriptStopsWhenABackgroundSendFails(t *testing.T) {
+	f := fixture()
+	exs := f.History.Exchanges
+	exs[1].ProviderSeq, exs[2].ArrivalSeq, exs[2].ProviderSeq = 14, 12, 13
+	script := reports.CurlScript(f)
+	require.Contains(t, string(script), "overlapped at the provider: sent together")
+	// Stop after the group: the reference listing that follows would fail
+	// on its own and hide what the group did.
+	cut := strings.Index(string(script), "# The provider's charges")
+	require.Positive(t, cut)
+	path := filepath.Join(t.TempDir(), "failure.curl.sh")
+	require.NoError(t, os.WriteFile(path, append(script[:cut:cut], "echo AFTER-THE-GROUP\n"...), 0o755))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close()) // nothing listens there now: connection refused
+	cmd := exec.Command("bash", path)
+	cmd.Env = append(os.Environ(), "IDEMCHECK_PROVIDER_URL=http://"+addr)
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err, "the script must fail when its requests fail:\n%s\n%s", out, script)
+	assert.NotContains(t, string(out), "AFTER-THE-GROUP")
+}
+
+// TestCurlScriptUnansweredOverlapsOnlyUntilTheClientGaveUp: against a URL,
+// a create whose answer the harness never saw (the client timed out after
+// 1 s) is not sent together with a request that reached the provider ten
+// minutes later, nor said to have been at the provider then; one that
+// arrived before the client gave up still is. Regression: every next
+// request was grouped with an unanswered one, however late.
+func TestCurlScriptUnansweredOverlapsOnlyUntilTheClientGaveUp(t *testing.T) {
+	f := fixture()
+	f.Provider = "http://127.0.0.1:8080"
+	exs := f.History.Exchanges
+	// Exchange 2 was never answered; the client gave up 1 s after sending it.
+	exs[1].ProviderDone, exs[1].ProviderSeq, exs[1].ProviderStatus, exs[1].Status = false, 0, 0, 0
+	exs[1].Err, exs[1].DoneAt = "timeout", exs[1].SentAt.Add(time.Second)
+	exs[2].ArrivedAt = exs[1].SentAt.Add(10 * time.Minute)
+	script := string(reports.CurlScript(f))
+	assert.NotContains(t, script, "overlapped at the provider: sent together", script)
+	assert.NotContains(t, script, "still at the provider", script)
+
+	exs[2].ArrivedAt = exs[1].SentAt.Add(500 * time.Millisecond)
+	script = string(reports.CurlScript(f))
+	assert.Contains(t, script, "# exchanges 2 and 3 overlapped at the provider: sent together\n", script)
 }
