@@ -47,3 +47,21 @@ func TestCertify_PreflightRidesOutATransientAnswer(t *testing.T) {
 		})
 	}
 }
+
+// TestCertify_RequirementsCarryTheirTime: certify.Run sets each
+// requirement's Seconds (the JUnit case time) when it ran, and leaves 0
+// for one not selected. Regression guard: only the rendering of Seconds
+// was tested, so Run could drop it unnoticed.
+func TestCertify_RequirementsCarryTheirTime(t *testing.T) {
+	prov := provider.New(provider.Config{})
+	s := httptest.NewServer(prov)
+	t.Cleanup(s.Close)
+	cert := certifyURL(t, s.URL, remote.ReferenceProfile(), certify.Options{Only: []string{certify.ReqReplay}})
+	for _, r := range cert.Requirements {
+		if r.ID == certify.ReqReplay {
+			assert.Positive(t, r.Seconds, "%s ran", r.ID)
+			continue
+		}
+		assert.Zero(t, r.Seconds, "%s did not run", r.ID)
+	}
+}
