@@ -151,7 +151,7 @@ func Run(ctx context.Context, p *remote.Provider, opts Options) (reports.Certifi
 // dialect: the lookup is asked again, up to preflightTries times, after
 // what Retry-After asks (else 1 s, then 2 s).
 func (r *runner) preflight() error {
-	ref := r.p.Reference("preflight")
+	ref := "idemcheck-" + r.p.RunID() + "-preflight" // not one of Provider.Charges' references: nothing to re-read
 	for try := 1; ; try++ {
 		_, err := r.find(ref)
 		if err == nil || errors.Is(err, errBudget) {

@@ -69,6 +69,23 @@ func same(a, b answer) bool {
 	return a.err == nil && b.err == nil && a.status == b.status && a.digest() == b.digest()
 }
 
+// unmarked says why the replay a (named what) does not carry the replay header the
+// profile publishes (absent, or "false", "0", "?0"), or "" when it does or
+// the profile publishes none (profile: replay_header).
+func (r *runner) unmarked(what string, a answer) string {
+	h := r.p.Profile().ReplayHeader
+	if h == "" {
+		return ""
+	}
+	switch v := strings.TrimSpace(a.header.Get(h)); strings.ToLower(v) {
+	case "":
+		return fmt.Sprintf("%s carried no %s header, which the profile publishes (profile: replay_header)", what, h)
+	case "false", "0", "?0":
+		return fmt.Sprintf("%s carried %s: %s, not a replay mark (profile: replay_header)", what, h, v)
+	}
+	return ""
+}
+
 // charges checks the lookup by body's reference finds exactly want
 // charges; the reason says what it found otherwise.
 func (r *runner) charges(ref string, want int) (string, error) {
@@ -100,8 +117,8 @@ func checkReplay(r *runner) (verdict, string, error) {
 	if !same(first, again) {
 		return fail, fmt.Sprintf("a retry with the same key and body answered %s, not the first response %s", again.short(), first.short()), nil
 	}
-	if h := r.p.Profile().ReplayHeader; h != "" && again.header.Get(h) == "" {
-		return fail, fmt.Sprintf("the replay carried no %s header, which the profile publishes (profile: replay_header)", h), nil
+	if why := r.unmarked("the replay", again); why != "" {
+		return fail, why, nil
 	}
 	note := ""
 	if !r.p.Profile().ErrorsStored {
@@ -122,6 +139,9 @@ func checkReplay(r *runner) (verdict, string, error) {
 			}
 			if !same(d1, d2) {
 				return fail, fmt.Sprintf("a retried decline answered %s with another body, not the first 402", d2.short()), nil
+			}
+			if why := r.unmarked("the decline's replay", d2); why != "" {
+				return fail, why, nil
 			}
 		}
 	}

@@ -1,7 +1,9 @@
 package certify_test
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -81,6 +83,46 @@ func TestCertify_ReplayHeaderThePromisePublished(t *testing.T) {
 	none.ReplayHeader = ""
 	cert = certifyURL(t, s.URL, none, only)
 	assert.Equal(t, reports.Pass, cert.Requirements[0].Verdict, cert.Requirements[0].Reason)
+
+	// A replay marked false is not marked; nor is a decline's replay
+	// without the header (regression, review: only the success replay's
+	// header was looked at, and only for presence).
+	falsely := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rw := setHeader{w, models.ReplayedHeader, "false"}
+		prov.ServeHTTP(rw, r)
+	}))
+	t.Cleanup(falsely.Close)
+	cert = certifyURL(t, falsely.URL, published, only)
+	assert.Equal(t, "the replay carried Idempotent-Replayed: false, not a replay mark (profile: replay_header)", cert.Requirements[0].Reason)
+	declines := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if bytes.Contains(body, []byte("tok_chargeDeclined")) {
+				prov.ServeHTTP(dropHeader{w, models.ReplayedHeader}, r)
+				return
+			}
+		}
+		prov.ServeHTTP(w, r)
+	}))
+	t.Cleanup(declines.Close)
+	cert = certifyURL(t, declines.URL, published, only)
+	assert.Equal(t, reports.Fail, cert.Requirements[0].Verdict)
+	assert.Equal(t, "the decline's replay carried no Idempotent-Replayed header, which the profile publishes (profile: replay_header)", cert.Requirements[0].Reason)
+}
+
+// setHeader is a ResponseWriter that sends header name with value v
+// whenever the handler sets it.
+type setHeader struct {
+	http.ResponseWriter
+	name, v string
+}
+
+func (s setHeader) WriteHeader(code int) {
+	if s.Header().Get(s.name) != "" {
+		s.Header().Set(s.name, s.v)
+	}
+	s.ResponseWriter.WriteHeader(code)
 }
 
 // dropHeader is a ResponseWriter that never sends the header name.

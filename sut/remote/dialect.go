@@ -32,12 +32,14 @@ type Dialect interface {
 	Send(next http.RoundTripper, base *url.URL, key APIKey, req *http.Request) (*http.Response, error)
 }
 
-func dialectNamed(name string) (Dialect, error) {
+// dialectNamed is the dialect called name; replayHeader is the profile's
+// replay_header, which a translating dialect passes through.
+func dialectNamed(name, replayHeader string) (Dialect, error) {
 	switch name {
 	case DialectReference, "":
 		return referenceDialect{}, nil
 	case DialectStripe:
-		return stripeDialect{}, nil
+		return stripeDialect{replayHeader: replayHeader}, nil
 	}
 	return nil, fmt.Errorf("remote: unknown dialect %q (reference or stripe)", name)
 }

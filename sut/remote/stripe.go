@@ -28,7 +28,9 @@ import (
 //
 // The provider's own error messages are never copied (a provider may echo
 // what it was sent); only its error type and code are.
-type stripeDialect struct{}
+type stripeDialect struct {
+	replayHeader string // the profile's replay_header, passed through with Idempotent-Replayed
+}
 
 func (stripeDialect) Name() string { return DialectStripe }
 
@@ -62,7 +64,7 @@ func (s stripeDialect) Send(next http.RoundTripper, base *url.URL, key APIKey, r
 	return nil, fmt.Errorf("remote: the stripe dialect has no mapping for %s %s", req.Method, req.URL.Path)
 }
 
-func (stripeDialect) create(next http.RoundTripper, base *url.URL, key APIKey, req *http.Request) (*http.Response, error) {
+func (d stripeDialect) create(next http.RoundTripper, base *url.URL, key APIKey, req *http.Request) (*http.Response, error) {
 	var cr models.ChargeRequest
 	if req.Body != nil {
 		b, err := io.ReadAll(io.LimitReader(req.Body, maxStripeBody))
@@ -96,7 +98,7 @@ func (stripeDialect) create(next http.RoundTripper, base *url.URL, key APIKey, r
 	if err != nil {
 		return nil, err
 	}
-	h := keep(resp.Header, "Retry-After", models.ReplayedHeader)
+	h := keep(resp.Header, "Retry-After", models.ReplayedHeader, d.replayHeader)
 	switch {
 	case resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusCreated:
 		var c stripeCharge
