@@ -226,7 +226,10 @@ func preflight(p *remote.Provider) error {
 		if le.RetryAfter > 0 {
 			wait = min(le.RetryAfter, remoteTimeout)
 		}
-		time.Sleep(wait)
+		if time.Until(p.Meter().Deadline()) <= wait {
+			return nil // the duration budget ends first: the run stops INCONCLUSIVE on it
+		}
+		time.Sleep(wait) // honouring Retry-After, bounded above
 	}
 	return fmt.Errorf("idemcheck: %s does not answer find-by-reference in the %q dialect (%v); check IDEMCHECK_PROVIDER and IDEMCHECK_DIALECT; nothing else was sent", reports.RedactURL(p.BaseURL()), p.Dialect(), err)
 }
