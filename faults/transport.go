@@ -135,7 +135,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp, err := apply(ctx, f, out, func(r *http.Request) (*http.Response, error) {
 		t.History.UpdateExchange(id, func(e *models.Exchange, _ int) { e.Forwarded = true })
-		return t.Next.RoundTrip(r)
+		resp, err := t.Next.RoundTrip(r)
+		var ns NotSent
+		if err != nil && errors.As(err, &ns) && ns.NotSent() {
+			t.History.UpdateExchange(id, func(e *models.Exchange, _ int) {
+				e.Forwarded, e.ArrivalSeq, e.ArrivedAt = false, 0, time.Time{}
+			})
+		}
+		return resp, err
 	})
 	var respBody []byte
 	if err == nil {
@@ -158,6 +165,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	return resp, nil
 }
+
+// NotSent is implemented by a wire error for a request that never left
+// (a budget refused it, as sut/remote's *BudgetError does): the exchange is
+// then recorded as never forwarded, not as a request still at the provider.
+type NotSent interface{ NotSent() bool }
 
 // describe reads what the exchange record needs from req, keeping the body.
 func describe(req *http.Request) (models.Exchange, []byte, error) {

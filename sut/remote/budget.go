@@ -27,6 +27,9 @@ func (e *BudgetError) Error() string {
 // Unwrap makes errors.Is(err, ErrBudget) hold.
 func (e *BudgetError) Unwrap() error { return ErrBudget }
 
+// NotSent reports that the request was never sent (faults.NotSent).
+func (e *BudgetError) NotSent() bool { return true }
+
 // Meter counts what a run sends against its Limits. Take is called before
 // each request, so a limit is never exceeded. It is safe for concurrent use.
 type Meter struct {
