@@ -207,7 +207,7 @@ func (m *machine) conclude(t *rapid.T) {
 	}
 	if v := m.failed; v != nil {
 		t.Log(v.Message)
-		t.Fatalf("%s\nreport: %s%s", v.Category, fromRoot(m.run.reportBase()+".md"), m.run.envHint())
+		t.Fatalf("%s\nreport: %s%s", v.Category, FromRoot(m.run.reportBase()+".md"), m.run.envHint())
 	}
 }
 

@@ -14,9 +14,10 @@ import (
 // What a run writes for people: the failure report and its replay command,
 // the summary of a passing run.
 
-// fromRoot shows path, relative to the package directory where go test
-// runs, as seen from the repository root where the user typed the command.
-func fromRoot(path string) string {
+// FromRoot shows path, relative to the conformance package directory where
+// go test runs it, as seen from the repository root where the user typed
+// the command; an absolute path is returned as it is.
+func FromRoot(path string) string {
 	if filepath.IsAbs(path) {
 		return path
 	}
@@ -78,6 +79,9 @@ func (r *runState) writeReport(t *testing.T) {
 	}
 	ff := newestFailFile(r.test, r.started)
 	f.Replay, f.Seed, f.Explanation = replayCommand(r, ff), failFileSeed(ff), explain(f)
+	if why := r.stoppedWhy(); why != "" {
+		f.Notes = append(f.Notes, "The run's budget ran out while rapid was shrinking ("+why+"), so this may not be the smallest failing sequence: raise IDEMCHECK_MAX_REQUESTS, IDEMCHECK_MAX_CHARGES or IDEMCHECK_MAX_DURATION to shrink further.")
+	}
 	switch {
 	case r.cfg.Reproduce > 0 && ff == "":
 		t.Logf("idemcheck: reproducibility not checked: rapid kept no fail file for %s", r.test)
@@ -106,8 +110,8 @@ func (r *runState) writeReport(t *testing.T) {
 		repro = "\nreplayed: " + f.Reproducibility.String()
 	}
 	t.Logf("idemcheck: %s violated after %d shopper steps\n%s\n%s\nreport: %s\njson:   %s\ncurl:   %s\njunit:  %s\nindex:  %s%s\nreplay: %s   (from the repository root)",
-		f.Invariant, len(f.History.Steps), f.Explanation, f.Message, fromRoot(p.Markdown), fromRoot(p.JSON), fromRoot(p.Curl),
-		fromRoot(p.JUnit), fromRoot(filepath.Join(r.cfg.ReportDir, reports.IndexFile)), repro, f.Replay)
+		f.Invariant, len(f.History.Steps), f.Explanation, f.Message, FromRoot(p.Markdown), FromRoot(p.JSON), FromRoot(p.Curl),
+		FromRoot(p.JUnit), FromRoot(filepath.Join(r.cfg.ReportDir, reports.IndexFile)), repro, f.Replay)
 }
 
 // writeSummary logs the statistics of a passing run and records the run

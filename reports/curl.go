@@ -60,7 +60,7 @@ func CurlScript(f Failure) []byte {
 		b.WriteString("# reference provider, go run ./cmd/refprovider -addr 127.0.0.1:0\n")
 	}
 	b.WriteString("# Requests are sent in the order they reached the provider in the run, one at a time, except\n")
-	b.WriteString("# those that overlapped there: they are sent together (&, then together), and how they interleave\n")
+	b.WriteString("# those that overlapped there: they are sent together (&, then waited for), and how they interleave\n")
 	b.WriteString("# now is up to the network. Faults are not replayed (a lost response is simply read here).\n")
 	b.WriteString("set -euo pipefail\n\n")
 	fmt.Fprintf(&b, "base=\"${IDEMCHECK_PROVIDER_URL:-%s}\"\n", defaultBase(f.Provider))

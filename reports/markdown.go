@@ -51,8 +51,15 @@ func Markdown(f Failure) []byte {
 		writeFenced(&b, "sh", f.Replay)
 	}
 	if f.Seed != 0 {
-		fmt.Fprintf(&b, "The failure was first found under %s; the fail file replays the shrunk sequence directly.\n\n",
+		fmt.Fprintf(&b, "The failure was first found under %s; the fail file replays the shrunk sequence directly",
 			code("-rapid.seed="+strconv.FormatUint(f.Seed, 10), false))
+		if f.Provider != "" && f.Provider != "embedded" {
+			b.WriteString(". Against this provider time is real, so a replay draws the same steps and faults but their timing differs: it may pass, or fail another way (the reproducibility check says how often it comes back)")
+		}
+		b.WriteString(".\n\n")
+	}
+	for _, n := range f.Notes {
+		fmt.Fprintf(&b, "> **Note:** %s\n\n", n)
 	}
 	if r := f.Reproducibility; r != nil {
 		fmt.Fprintf(&b, "Reproducibility: **%s**", r)
@@ -140,7 +147,8 @@ type exchangeRow struct {
 }
 
 // writeExchanges writes the table of wire exchanges: time is the offset
-// from the first step, body the first 8 hex digits of the request body's
+// from the first step, key the short key (marked journaled when read from
+// the provider's journal), body the first 8 hex digits of the request body's
 // fingerprint (models.Fingerprint), Idempotent-Replayed the response
 // header as the client got it.
 func writeExchanges(b *strings.Builder, h models.Snapshot) {
@@ -191,12 +199,18 @@ func writeExchanges(b *strings.Builder, h models.Snapshot) {
 	b.WriteString("\n")
 }
 
-// keyCell is the short Idempotency-Key of ex as code, or "(none)".
+// keyCell is the short Idempotency-Key of ex as code, or "(none)";
+// "(journaled)" follows a key read from the provider's own journal
+// (WireMock's request log) rather than from the client's record.
 func keyCell(ex models.Exchange) string {
-	if !ex.HasKey {
-		return "(none)"
+	journaled := ""
+	if ex.Journaled {
+		journaled = " (journaled)"
 	}
-	return code(shortKey(ex), true)
+	if !ex.HasKey {
+		return "(none)" + journaled
+	}
+	return code(shortKey(ex), true) + journaled
 }
 
 // providerSaw is what the provider made of ex.

@@ -67,6 +67,9 @@ type Failure struct {
 	Charges []models.Charge `json:"charges"`
 	// Replay is the exact command that replays the failure.
 	Replay string `json:"replay"`
+	// Notes are caveats a reader must know before trusting the report
+	// (a budget that ran out while shrinking), one sentence each.
+	Notes []string `json:"notes,omitempty"`
 	// Reproducibility is how often the failure came back when replayed,
 	// nil when it was not checked.
 	Reproducibility *Reproducibility `json:"reproducibility,omitempty"`

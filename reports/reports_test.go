@@ -127,6 +127,23 @@ func TestMarkdownEdgeCases(t *testing.T) {
 		assert.Contains(t, md, "Client->>Provider: POST /v1/charges key 0192f0e4…7a8b\n")
 	})
 
+	t.Run("a real-time provider's replay is not promised, and notes are shown", func(t *testing.T) {
+		f := fixture()
+		f.Provider = "http://127.0.0.1:4010"
+		f.Notes = []string{"The run's budget ran out while rapid was shrinking."}
+		md := string(reports.Markdown(f))
+		assert.Contains(t, md, "Against this provider time is real, so a replay draws the same steps and faults but their timing differs")
+		assert.Contains(t, md, "> **Note:** The run's budget ran out while rapid was shrinking.\n")
+		f.Provider = "embedded"
+		assert.NotContains(t, string(reports.Markdown(f)), "time is real")
+	})
+
+	t.Run("a key read from the provider's journal is marked", func(t *testing.T) {
+		f := fixture()
+		f.History.Exchanges[1].Journaled = true
+		assert.Contains(t, string(reports.Markdown(f)), "| `\"0192f0e4…7a8b\"` (journaled) |")
+	})
+
 	t.Run("requests still at the provider", func(t *testing.T) {
 		f := fixture()
 		ex := &f.History.Exchanges[2]
