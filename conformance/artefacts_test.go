@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -225,8 +226,15 @@ func startRefprovider(t *testing.T, bin, mutant string, flags ...string) string 
 	})
 	line := make(chan string, 1)
 	go func() {
-		s, _ := bufio.NewReader(stdout).ReadString('\n')
-		line <- s
+		r := bufio.NewReader(stdout)
+		for {
+			s, err := r.ReadString('\n')
+			if err != nil || strings.HasPrefix(s, "listening on ") {
+				line <- s
+				_, _ = io.Copy(io.Discard, r) // keep the pipe drained
+				return
+			}
+		}
 	}()
 	select {
 	case s := <-line:

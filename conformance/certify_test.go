@@ -59,7 +59,7 @@ func TestCertify(t *testing.T) {
 		// property is not run against it.
 		paths, werr := reports.WriteCertificationRun(reportDir(), cert)
 		require.NoError(t, werr)
-		t.Fatalf("could not certify: %v\ncertification: %s (%s)", err, paths.Markdown, cert.Overall())
+		t.Fatalf("could not certify: %v\ncertification: %s (%s)", err, conformance.FromRoot(paths.Markdown), cert.Overall())
 	}
 	require.NoError(t, err)
 
@@ -85,11 +85,11 @@ func TestCertify(t *testing.T) {
 	for _, b := range cert.Budgets {
 		t.Logf("budget %-8s %s of %s", b.Name, b.Used, b.Limit)
 	}
-	t.Logf("certification: %s (%s)\njunit: %s", paths.Markdown, cert.Overall(), paths.JUnit)
+	t.Logf("certification: %s (%s)\njunit: %s", conformance.FromRoot(paths.Markdown), cert.Overall(), conformance.FromRoot(paths.JUnit))
 	for _, r := range cert.Requirements {
 		switch {
 		case r.Verdict == reports.Fail:
-			t.Errorf("%s: FAIL: %s (evidence in %s)", r.ID, r.Reason, paths.Markdown)
+			t.Errorf("%s: FAIL: %s (evidence in %s)", r.ID, r.Reason, conformance.FromRoot(paths.Markdown))
 		case inProcess && r.Verdict == reports.Inconclusive && r.ID != certify.ReqRetention && r.ID != certify.ReqCrossAccount:
 			t.Errorf("%s: INCONCLUSIVE against the in-process reference provider: %s", r.ID, r.Reason)
 		}

@@ -11,7 +11,8 @@
 // processing time it needs unless -processing is given: no-inflight-lock
 // 50ms, stuck-inflight 2s (InflightProcessing).
 //
-// It prints "listening on http://ADDR" once it accepts connections (with
+// With -mutant it first prints which mutant it serves. It prints
+// "listening on http://ADDR" once it accepts connections (with
 // -addr 127.0.0.1:0 the kernel picks a free port) and serves until it gets
 // SIGINT or SIGTERM. Only loopback addresses are accepted. Time is real.
 package main
@@ -60,6 +61,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	h, err := Handler(*mutant, *retention, *processing)
 	if err != nil {
 		return err
+	}
+	if *mutant != "" {
+		fmt.Fprintf(out, "serving the provider mutant %s, not the reference provider\n", *mutant)
 	}
 	ln, err := Listen(*addr)
 	if err != nil {

@@ -115,8 +115,8 @@ func startRun(t *testing.T, args ...string) (base string, before []string) {
 // with one key charge twice, as the mutant should.
 func TestInflightMutantGetsProcessingTime(t *testing.T) {
 	base, before := startRun(t, "-mutant", "no-inflight-lock")
-	if len(before) != 1 || !strings.Contains(before[0], "processing 50ms") {
-		t.Fatalf("printed %q before listening, want the processing time it chose", before)
+	if len(before) != 2 || !strings.Contains(before[0], "processing 50ms") || before[1] != "serving the provider mutant no-inflight-lock, not the reference provider" {
+		t.Fatalf("printed %q before listening, want the processing time it chose and the mutant it serves", before)
 	}
 	body := `{"amount":100,"currency":"TRY","source":"tok_visa","description":"Bookstore order 7","merchant_reference":"bookstore-7-a"}`
 	statuses := make(chan int, 2)
