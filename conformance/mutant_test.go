@@ -40,15 +40,15 @@ func runConformance(t *testing.T, seed string, env ...string) (out string, faile
 	return string(b), failed, reportDir
 }
 
-// reportFile is where a run of TestConformance under mutant ("" for none)
-// writes its report file name: in the run's own folder,
-// <dir>/<UTC start>-TestConformance[_<mutant>]/ (a mutant runs as a
-// subtest of its own). The directory must hold one such run; when it holds
+// reportFile is where a run of TestConformance's subtest sub ("" for none:
+// a mutant's name, "url" or "wiremock" for a provider, or both as
+// "<mutant>/wiremock") writes its report file name: in the run's own
+// folder, <dir>/<UTC start>-TestConformance[_<sub>]/. The directory must hold one such run; when it holds
 // none or several, the path returned does not exist.
-func reportFile(dir, mutant, name string) string {
+func reportFile(dir, sub, name string) string {
 	run := "TestConformance"
-	if mutant != "" {
-		run += "/" + mutant
+	if sub != "" {
+		run += "/" + sub
 	}
 	_, suffix, _ := strings.Cut(reports.RunFolder(time.Time{}, run), "-") // the folder without its timestamp
 	matches, _ := filepath.Glob(filepath.Join(dir, "*-"+suffix, name))

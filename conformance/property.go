@@ -359,8 +359,30 @@ func (r *runState) stoppedWhy() string {
 // shrunk counterexample is written as a Markdown and a JSON report under
 // cfg.ReportDir, and the failure names the report and the replay command.
 // When a remote run's budget ran out first, t is skipped with an
-// INCONCLUSIVE reason. It returns the run's statistics.
+// INCONCLUSIVE reason. It returns the run's statistics (nil when the run
+// could not start).
+//
+// Against WireMock or a URL the property runs as the subtest "wiremock" or
+// "url" of t, so that rapid's fail files, which every later run of a test
+// replays first, stay apart from the embedded provider's and each other's.
 func Run(t *testing.T, cfg Config) *Stats {
+	t.Helper()
+	kind := ""
+	switch {
+	case cfg.Provider == ProviderWireMock:
+		kind = "wiremock"
+	case cfg.isRemote():
+		kind = "url"
+	}
+	if kind == "" {
+		return runOrSkip(t, cfg)
+	}
+	var stats *Stats
+	t.Run(kind, func(t *testing.T) { stats = runOrSkip(t, cfg) })
+	return stats
+}
+
+func runOrSkip(t *testing.T, cfg Config) *Stats {
 	t.Helper()
 	stats := run(t, cfg, nil)
 	if why := stats.Stopped(); why != "" && !t.Failed() {

@@ -60,7 +60,7 @@ func TestRemotePropertyCatchesAProviderMutant(t *testing.T) {
 		return err
 	}))
 	require.True(t, failed, "a provider that charges on replay must fail the property; output:\n%s", out)
-	raw, err := os.ReadFile(reportFile(dir, "", "failure.json"))
+	raw, err := os.ReadFile(reportFile(dir, "url", "failure.json"))
 	require.NoError(t, err, out)
 	var rep struct {
 		Invariant string `json:"invariant"`
@@ -82,7 +82,7 @@ func TestRemotePropertyJudgesReplaysFromAnswers(t *testing.T) {
 			url, _ := serveRefProvider(t, mutant)
 			out, failed, dir := runConformance(t, "1", "IDEMCHECK_PROVIDER="+url, "IDEMCHECK_MUTANT=", "IDEMCHECK_MAX_REQUESTS=20000", "IDEMCHECK_MAX_CHARGES=10000", "RAPID_CHECKS=100", "RAPID_SHRINKTIME=3s")
 			require.True(t, failed, "%s must fail the property against a URL; output:\n%s", mutant, out)
-			raw, err := os.ReadFile(reportFile(dir, "", "failure.json"))
+			raw, err := os.ReadFile(reportFile(dir, "url", "failure.json"))
 			require.NoError(t, err, out)
 			var rep struct {
 				Invariant string `json:"invariant"`
@@ -201,7 +201,7 @@ func TestRemotePropertyProbesStoredKeys(t *testing.T) {
 			url, _ := serveRefProvider(t, mutant)
 			out, failed, dir := runConformance(t, "1", "IDEMCHECK_PROVIDER="+url, "IDEMCHECK_MUTANT=", "IDEMCHECK_MAX_REQUESTS=20000", "IDEMCHECK_MAX_CHARGES=10000", "RAPID_CHECKS=100", "RAPID_SHRINKTIME=3s")
 			require.True(t, failed, "%s must fail the property against a URL; output:\n%s", mutant, out)
-			raw, err := os.ReadFile(reportFile(dir, "", "failure.json"))
+			raw, err := os.ReadFile(reportFile(dir, "url", "failure.json"))
 			require.NoError(t, err, out)
 			var rep struct {
 				Invariant string `json:"invariant"`

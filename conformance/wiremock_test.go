@@ -39,7 +39,7 @@ func TestWireMockCatchesFreshKeyPerRequest(t *testing.T) {
 	out, failed, dir := runConformance(t, "1", append(wireMockEnv(t), "IDEMCHECK_MUTANT=fresh-key-per-request")...)
 	require.True(t, failed, "the property must fail against the mutant; output:\n%s", out)
 	require.Contains(t, out, "one-key-per-intent: order 1 intent 1 sent ")
-	raw, err := os.ReadFile(reportFile(dir, "fresh-key-per-request", "failure.json"))
+	raw, err := os.ReadFile(reportFile(dir, "fresh-key-per-request/wiremock", "failure.json"))
 	require.NoError(t, err, out)
 	var rep struct {
 		Invariant string `json:"invariant"`
