@@ -69,6 +69,12 @@ func TestRemotePropertyCatchesAProviderMutant(t *testing.T) {
 	require.NoError(t, json.Unmarshal(raw, &rep))
 	require.Equal(t, "replay-consistent", rep.Invariant, "a retry answered with a new charge is a broken replay, judged from the answers alone; output:\n%s", out)
 	require.Equal(t, url, rep.Provider)
+	// A URL run keeps its fail file apart from the embedded provider's
+	// (regression, fresh-clone walkthrough: they shared TestConformance's).
+	kept, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), "testdata", "rapid", "*", "*.fail"))
+	require.Len(t, kept, 1, out)
+	require.Equal(t, "TestConformance_url", filepath.Base(filepath.Dir(kept[0])))
+	require.Contains(t, out, "-run '^TestConformance$/^url$'", "the replay line names the subtest")
 }
 
 // TestRemotePropertyJudgesReplaysFromAnswers: against a URL the property
