@@ -13,7 +13,11 @@ import (
 // They now take turns: a second holder waits, and gives up after LockWait
 // with an error naming the server; a child of the holder shares its turn.
 func TestSharedServerTakesTurns(t *testing.T) {
-	t.Setenv("IDEMCHECK_WIREMOCK_URL", "http://127.0.0.1:1/turns-"+time.Now().Format("150405.000000000"))
+	// The lock file goes to the test's own temporary folder, which is
+	// removed after it (regression, fresh-clone walkthrough: every run
+	// left one in /tmp).
+	t.Setenv("TMPDIR", t.TempDir())
+	t.Setenv("IDEMCHECK_WIREMOCK_URL", "http://127.0.0.1:1/turns")
 	defer func(d time.Duration) { wiremock.LockWait = d }(wiremock.LockWait)
 	wiremock.LockWait = 300 * time.Millisecond
 
