@@ -145,7 +145,8 @@ func Run(ctx context.Context, p *remote.Provider, opts Options) (reports.Certifi
 
 // preflight asks find-by-reference about a reference nobody used and
 // returns an error wrapping ErrDialect unless the answer is a charge list.
-// A budget too small for it is left to the requirements to report.
+// A budget too small for it, or a Retry-After longer than the run has
+// left, is left to the requirements to report (INCONCLUSIVE).
 //
 // A transient answer (no response, 429 or a 5xx) is not a verdict on the
 // dialect: the lookup is asked again, up to preflightTries times, after
@@ -168,10 +169,10 @@ func (r *runner) preflight() error {
 			}
 		}
 		if dl, ok := r.ctx.Deadline(); ok && time.Until(dl) < wait {
-			return dialectError{r.p.Dialect(), err}
+			return nil // the duration budget ends first: the requirements say INCONCLUSIVE on it, as the property does
 		}
 		if pause(r.ctx, wait) != nil {
-			return dialectError{r.p.Dialect(), err}
+			return nil // the run's time is up: as above
 		}
 	}
 }

@@ -78,12 +78,21 @@ func TestRemotePropertyCatchesAProviderMutant(t *testing.T) {
 }
 
 // TestRemotePropertyJudgesReplaysFromAnswers: against a URL the property
-// judges replay-consistent from the provider's answers alone, and so
-// catches provider mutants that only break replays. Regression: both
-// passed 100 sequences when the provider-only invariants were not judged
-// against a URL.
+// judges replay-consistent and mismatch-rejected from the provider's
+// answers alone, with probes of settled keys (another body, the bare
+// token), and so catches the provider mutants that only break replays.
+// Regressions: conflict-after-completion and errors-not-stored passed 100
+// sequences when the provider-only invariants were not judged against a
+// URL; no-fingerprint and quoted-key-distinct passed 100 when probes were
+// skipped against any URL (mismatch-rejected held vacuously, "0 reused
+// keys with another body").
 func TestRemotePropertyJudgesReplaysFromAnswers(t *testing.T) {
-	for _, mutant := range []string{"conflict-after-completion", "errors-not-stored"} {
+	for mutant, want := range map[string]string{
+		"conflict-after-completion": "replay-consistent",
+		"errors-not-stored":         "replay-consistent",
+		"no-fingerprint":            "mismatch-rejected",
+		"quoted-key-distinct":       "replay-consistent",
+	} {
 		t.Run(mutant, func(t *testing.T) {
 			url, _ := serveRefProvider(t, mutant)
 			out, failed, dir := runConformance(t, "1", "IDEMCHECK_PROVIDER="+url, "IDEMCHECK_MUTANT=", "IDEMCHECK_MAX_REQUESTS=20000", "IDEMCHECK_MAX_CHARGES=10000", "RAPID_CHECKS=100", "RAPID_SHRINKTIME=3s")
@@ -94,7 +103,7 @@ func TestRemotePropertyJudgesReplaysFromAnswers(t *testing.T) {
 				Invariant string `json:"invariant"`
 			}
 			require.NoError(t, json.Unmarshal(raw, &rep))
-			require.Equal(t, "replay-consistent", rep.Invariant, out)
+			require.Equal(t, want, rep.Invariant, out)
 		})
 	}
 }
@@ -190,30 +199,4 @@ func TestRemotePropertyRefusesANonProvider(t *testing.T) {
 	require.EqualValues(t, 1, requests.Load(), out)
 	kept, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), "testdata", "rapid", "*", "*.fail"))
 	require.Empty(t, kept, "no counterexample to keep")
-}
-
-// TestRemotePropertyProbesStoredKeys: against a URL whose keys outlive the
-// run, the property probes settled keys (another body, the bare token) as
-// in process, so mismatch-rejected and replay-consistent have something to
-// judge: a provider without fingerprints fails mismatch-rejected, one that
-// takes the bare token as another key fails replay-consistent.
-// Regression: probes were skipped against any URL, so the reference
-// client never reused a key with another body or sent it bare, both
-// mutants passed 100 sequences, and mismatch-rejected held vacuously
-// ("0 reused keys with another body").
-func TestRemotePropertyProbesStoredKeys(t *testing.T) {
-	for mutant, want := range map[string]string{"no-fingerprint": "mismatch-rejected", "quoted-key-distinct": "replay-consistent"} {
-		t.Run(mutant, func(t *testing.T) {
-			url, _ := serveRefProvider(t, mutant)
-			out, failed, dir := runConformance(t, "1", "IDEMCHECK_PROVIDER="+url, "IDEMCHECK_MUTANT=", "IDEMCHECK_MAX_REQUESTS=20000", "IDEMCHECK_MAX_CHARGES=10000", "RAPID_CHECKS=100", "RAPID_SHRINKTIME=3s")
-			require.True(t, failed, "%s must fail the property against a URL; output:\n%s", mutant, out)
-			raw, err := os.ReadFile(reportFile(dir, "url", "failure.json"))
-			require.NoError(t, err, out)
-			var rep struct {
-				Invariant string `json:"invariant"`
-			}
-			require.NoError(t, json.Unmarshal(raw, &rep))
-			require.Equal(t, want, rep.Invariant, out)
-		})
-	}
 }
