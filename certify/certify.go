@@ -101,17 +101,20 @@ func Run(ctx context.Context, p *remote.Provider, opts Options) (reports.Certifi
 	ctx, cancel := context.WithDeadline(ctx, p.Meter().Deadline())
 	defer cancel()
 	hist := models.NewHistory()
-	proxy, err := faults.NewProxy(p.BaseURL(), p.Transport(), hist, nil)
+	maxBody := p.Config().Limits.MaxBody
+	proxy, err := faults.NewProxy(p.BaseURL(), p.Transport(), hist, nil, maxBody)
 	if err != nil {
 		return cert, err
 	}
 	defer proxy.Close()
 	r := &runner{
-		ctx: ctx, p: p, opts: opts, hist: hist, proxy: proxy,
-		client: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}},
+		ctx: ctx, p: p, opts: opts, hist: hist, proxy: proxy, maxBody: maxBody,
+		client: noRedirects(&http.Transport{DisableKeepAlives: true}),
 	}
 	if p2, ok := p.Account2(); ok {
-		r.account = &http.Client{Transport: faults.NewTransport(&faults.RemoteWire{Next: p2.Transport(), History: hist}, hist, nil)}
+		t := faults.NewTransport(&faults.RemoteWire{Next: p2.Transport(), History: hist, MaxBody: maxBody}, hist, nil)
+		t.MaxBody = maxBody
+		r.account = noRedirects(t)
 	}
 	only := map[string]bool{}
 	for _, id := range opts.Only {
@@ -120,7 +123,7 @@ func Run(ctx context.Context, p *remote.Provider, opts Options) (reports.Certifi
 	notDialect := r.preflight()
 	notTested := ""
 	if notDialect != nil {
-		notTested = fmt.Sprintf("not tested: the first find-by-reference (%s) is not the %q dialect; check IDEMCHECK_PROVIDER and IDEMCHECK_DIALECT", errors.Unwrap(notDialect), p.Dialect())
+		notTested = "not tested: " + notDialect.Error()
 	}
 	for _, req := range Requirements() {
 		res := reports.RequirementResult{ID: req.ID, Title: req.Title, Source: req.Source, Against: req.against(prof)}
@@ -187,8 +190,10 @@ type dialectError struct {
 	why     error
 }
 
+// Error names the real cause first (connection refused, timeout,
+// oversize, a redirect, a transient status), then the dialect hint.
 func (e dialectError) Error() string {
-	return fmt.Sprintf("%v %q: %v; check IDEMCHECK_PROVIDER and IDEMCHECK_DIALECT (nothing else was sent)", ErrDialect, e.dialect, e.why)
+	return fmt.Sprintf("the first find-by-reference failed: %v; so %v %q, or is not reachable: check IDEMCHECK_PROVIDER and IDEMCHECK_DIALECT (nothing else was sent)", e.why, ErrDialect, e.dialect)
 }
 func (e dialectError) Is(target error) bool { return target == ErrDialect }
 func (e dialectError) Unwrap() error        { return e.why }
@@ -212,9 +217,25 @@ func (r *runner) run(req Requirement, res reports.RequirementResult) reports.Req
 	case err != nil:
 		v, reason = reports.Inconclusive, "could not be tested: "+err.Error()
 	}
-	res.Verdict, res.Reason = v, reason
 	res.Evidence = r.hist.Snapshot().Exchanges[proxyN:]
+	if v == fail || v == pass {
+		if why := allTransient(res.Evidence); why != "" {
+			was := fmt.Sprintf("the %s it would have been", v)
+			if reason != "" {
+				was += ": " + reason
+			}
+			v, reason = inc, why+" ("+was+")"
+		}
+	}
+	res.Verdict, res.Reason = v, reason
 	return res
+}
+
+// noRedirects is a client through t that never follows a redirect: a 3xx
+// is the answer, evidence like any other (the wire below strips Location
+// too).
+func noRedirects(t http.RoundTripper) *http.Client {
+	return &http.Client{Transport: t, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
 // WriteJSON writes cert to dir/certification.json (dir is created) and
@@ -229,5 +250,5 @@ func WriteJSON(dir string, cert reports.Certification) (string, error) {
 		return "", err
 	}
 	path := filepath.Join(dir, "certification.json")
-	return path, os.WriteFile(path, append(b, '\n'), 0o644)
+	return path, os.WriteFile(path, append(reports.Scrub(b), '\n'), 0o644)
 }

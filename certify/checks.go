@@ -61,12 +61,16 @@ func (r *runner) created(keyHeader string, body models.ChargeRequest) (answer, s
 	if a.err != nil || a.status != 201 {
 		return a, fmt.Sprintf("the first create answered %s, not 201", a.short()), nil
 	}
+	if !a.ofDialect() {
+		return a, fmt.Sprintf("the first create answered 201 with a body that is not a charge of the %q dialect: no charge to compare a replay with", r.p.Dialect()), nil
+	}
 	return a, "", nil
 }
 
-// same reports whether b repeats a's status and body.
+// same reports whether b repeats a's status and body, a being an answer
+// of the dialect (identical HTML pages are no replay of a charge).
 func same(a, b answer) bool {
-	return a.err == nil && b.err == nil && a.status == b.status && a.digest() == b.digest()
+	return a.ofDialect() && b.err == nil && a.status == b.status && a.digest() == b.digest()
 }
 
 // unmarked says why the replay a (named what) does not carry the replay header the
@@ -130,8 +134,8 @@ func checkReplay(r *runner) (verdict, string, error) {
 		if err != nil {
 			return inc, "", err
 		}
-		if d1.err != nil || d1.status != 402 {
-			note = fmt.Sprintf("decline replay not tested: the declining card answered %s, not 402", d1.short())
+		if d1.err != nil || d1.status != 402 || !d1.ofDialect() {
+			note = fmt.Sprintf("decline replay not tested: the declining card answered %s, not a 402 of the dialect", d1.short())
 		} else {
 			d2, err := r.post(key, body)
 			if err != nil {
@@ -194,7 +198,13 @@ func checkMissingKey(r *runner) (verdict, string, error) {
 	if err != nil {
 		return inc, "", err
 	}
-	if a.err != nil || a.status != 400 {
+	if a.transient() {
+		return inc, fmt.Sprintf("a create without Idempotency-Key answered %s: transient, not a refusal or an acceptance", a.short()), nil
+	}
+	if a.status != 400 && !a.ofDialect() {
+		return inc, fmt.Sprintf("a create without Idempotency-Key answered %s, not an answer of the %q dialect", a.short(), r.p.Dialect()), nil
+	}
+	if a.status != 400 {
 		return fail, fmt.Sprintf("a create without Idempotency-Key answered %s, not 400", a.short()), nil
 	}
 	why, err := r.charges(body.MerchantReference, 0)
@@ -222,18 +232,23 @@ func checkConcurrent(r *runner) (verdict, string, error) {
 	wg.Wait()
 	r.proxy.Schedule(nil)
 	seen := make([]string, n)
+	final := false // a 2xx seen: then exactly one charge, else at most one
 	for i := range n {
 		if errs[i] != nil {
 			return inc, "", errs[i]
 		}
 		seen[i] = answers[i].short()
+		final = final || answers[i].status >= 200 && answers[i].status <= 299
 	}
-	why, err := r.charges(body.MerchantReference, 1)
+	cs, err := r.find(body.MerchantReference)
 	if err != nil {
 		return inc, "", err
 	}
-	if why != "" {
-		return fail, fmt.Sprintf("%d concurrent requests with one key (answers %s): %s", n, strings.Join(seen, ", "), why), nil
+	switch {
+	case len(cs) > 1:
+		return fail, fmt.Sprintf("%d concurrent requests with one key (answers %s): lookup by merchant reference found %d charges, at most 1 allowed", n, strings.Join(seen, ", "), len(cs)), nil
+	case len(cs) == 0 && final:
+		return fail, fmt.Sprintf("%d concurrent requests with one key (answers %s): a 2xx was answered but lookup by merchant reference found no charge", n, strings.Join(seen, ", ")), nil
 	}
 	v, reason := r.judge()
 	if v != pass {
@@ -293,6 +308,9 @@ func checkRetries(r *runner) (verdict, string, error) {
 			v = fail
 		}
 		return v, fmt.Sprintf("%d sends with the same key after 500, 429 and 503 still answered %s; %s", tries, a.short(), reason), nil
+	}
+	if !a.ofDialect() {
+		return inc, fmt.Sprintf("the key settled on %s, not an answer of the %q dialect: nothing to compare a retry with", a.short(), r.p.Dialect()), nil
 	}
 	again, err := r.post(key, body)
 	if err != nil {

@@ -6,9 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,6 +16,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/models"
+	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/sut/remote"
 )
 
@@ -29,6 +30,7 @@ type runner struct {
 	opts    Options
 	hist    *models.History
 	proxy   *faults.Proxy
+	maxBody int64 // the body cap, bytes (remote.Limits.MaxBody)
 	client  *http.Client
 	account *http.Client // the second account's client, nil without one
 	start   int          // the first exchange index of the requirement running
@@ -60,13 +62,16 @@ func (a answer) chargeID() string {
 	return c.ID
 }
 
-// short describes the answer for a reason: "201 ch_000001", "409", "reset".
+// short describes the answer for a reason: "201 ch_000001", "409", "no
+// response (timeout)", "302 redirect (not followed)".
 func (a answer) short() string {
 	switch {
 	case a.err != nil:
-		return "no response"
+		return "no response (" + a.cause() + ")"
 	case a.chargeID() != "":
 		return fmt.Sprintf("%d %s", a.status, a.chargeID())
+	case a.status >= 300 && a.status < 400:
+		return fmt.Sprintf("%d redirect (not followed)", a.status)
 	}
 	return strconv.Itoa(a.status)
 }
@@ -74,7 +79,23 @@ func (a answer) short() string {
 // unknown reports whether the outcome is unknown and worth a retry with
 // the same key: no response, 409, 429 or a 5xx.
 func (a answer) unknown() bool {
-	return a.err != nil || a.status == 409 || a.status == 429 || a.status >= 500
+	return a.err != nil || a.status == 409 || a.transient()
+}
+
+// transient reports whether the answer says "not now" rather than a
+// verdict: no response (timeout, reset), 429 or a 5xx.
+func (a answer) transient() bool {
+	return a.err != nil || a.status == 429 || a.status >= 500
+}
+
+// ofDialect reports whether the answer is one the dialect speaks: JSON,
+// and for a 2xx a charge with an id. A 201 of HTML is no charge to compare
+// a replay with.
+func (a answer) ofDialect() bool {
+	if a.err != nil || !json.Valid(a.body) {
+		return false
+	}
+	return a.status < 200 || a.status > 299 || a.chargeID() != ""
 }
 
 func (r *runner) nextOp() int {
@@ -98,6 +119,9 @@ func newKey() string { return uuid.NewString() }
 // afford fails with errBudget, without sending, when requests (posts of
 // them creates) do not fit in the budget or the run's time is up.
 func (r *runner) afford(requests, posts int) error {
+	if err := r.p.Meter().Held(); err != nil {
+		return fmt.Errorf("%w: %s", errBudget, strings.TrimSuffix(strings.TrimPrefix(err.Error(), "remote: "), "; request not sent"))
+	}
 	if r.ctx.Err() != nil {
 		return fmt.Errorf("%w: duration of %s spent", errBudget, r.p.Config().Limits.MaxDuration)
 	}
@@ -149,21 +173,48 @@ func (r *runner) do(c *http.Client, req *http.Request) (answer, error) {
 		return answer{err: err}, nil
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	b, err := faults.ReadBody(resp.Body, r.maxBody)
 	if err != nil {
 		return answer{err: err}, nil
 	}
 	a := answer{status: resp.StatusCode, body: b, header: resp.Header}
-	if a.status == http.StatusBadGateway && r.overBudget() {
-		return a, fmt.Errorf("%w: the meter refused a request", errBudget)
+	switch resp.Header.Get(faults.WireErrorHeader) {
+	case faults.WireNotSent: // a budget, or the provider's Retry-After, refused it
+		return a, fmt.Errorf("%w: %s", errBudget, problemDetail(b))
+	case faults.WireFailed: // the proxy's 502, not the provider's: the request failed on the wire
+		return answer{err: wireFailure(problemDetail(b))}, nil
 	}
 	return a, nil
 }
 
-// overBudget reports whether not even one more request fits.
-func (r *runner) overBudget() bool {
-	ok, _ := r.p.Meter().Afford(1, 0)
-	return !ok
+// cause is why an answer with an error has none: "oversize", "timeout",
+// "connection refused", ….
+func (a answer) cause() string {
+	if wf, ok := a.err.(wireFailure); ok {
+		return wf.cause()
+	}
+	return remote.Cause(a.err)
+}
+
+// wireFailure is a request that failed between the proxy and the
+// provider, as the proxy's problem detail tells it ("remote: oversize:
+// …", a *remote.WireError's text).
+type wireFailure string
+
+func (w wireFailure) Error() string { return string(w) }
+
+// cause is the failure's first words: "oversize", "timeout",
+// "connection refused".
+func (w wireFailure) cause() string {
+	c, _, _ := strings.Cut(strings.TrimPrefix(string(w), "remote: "), ":")
+	return c
+}
+
+// problemDetail is the detail of the proxy's problem body.
+func problemDetail(b []byte) string {
+	var p models.Problem
+	_ = json.Unmarshal(b, &p) // the proxy's own JSON
+	return p.Detail
 }
 
 // find lists the charges with merchant reference ref through the proxy.
@@ -195,7 +246,19 @@ func (r *runner) find(ref string) ([]models.Charge, error) {
 // lookupError is a find-by-reference that did not answer 200.
 type lookupError struct{ a answer }
 
-func (e lookupError) Error() string { return "lookup by reference answered " + e.a.short() }
+// Error names the real cause: the wire's error, a redirect and where it
+// pointed, a transient status, or the status.
+func (e lookupError) Error() string {
+	switch a := e.a; {
+	case a.err != nil:
+		return "lookup by reference got no answer (" + a.cause() + "): " + a.err.Error()
+	case a.status >= 300 && a.status < 400:
+		return fmt.Sprintf("lookup by reference answered %d, a redirect to %s (not followed)", a.status, reports.RedactURL(a.header.Get(remote.RedirectHeader)))
+	case a.transient():
+		return fmt.Sprintf("lookup by reference answered %d (transient: the provider is busy or down)", a.status)
+	}
+	return "lookup by reference answered " + e.a.short()
+}
 
 // settle sends body under keyHeader until the outcome is known (not
 // unknown()) or Options.MaxTries sends were made. Between tries it waits

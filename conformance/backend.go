@@ -39,7 +39,9 @@ type journaled interface {
 type refresher interface{ Refresh() }
 
 // budgeted is a backend whose requests are bounded by a budget; Exhausted
-// reports whether it has room for another step, and which budget is short.
+// reports whether it has no room for another step and, if so, why, as a
+// sentence ("the requests budget is spent", or the provider's Retry-After
+// that outlasts the duration budget).
 type budgeted interface{ Exhausted() (bool, string) }
 
 // embedded is the reference provider in process, on the bubble's virtual

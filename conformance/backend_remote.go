@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -41,7 +42,7 @@ type remoteBackend struct {
 
 func newRemoteBackend(p *remote.Provider, hist *models.History, now func() time.Time) *remoteBackend {
 	r := &remoteBackend{p: p, hist: hist, now: now, seen: map[string]int{}, held: map[string][]models.Charge{}}
-	r.wire = newDetached(&faults.RemoteWire{Next: p.Transport(), History: hist, Now: now})
+	r.wire = newDetached(&faults.RemoteWire{Next: p.Transport(), History: hist, Now: now, MaxBody: p.Config().Limits.MaxBody}, p.Wait)
 	return r
 }
 
@@ -66,13 +67,17 @@ func (r *remoteBackend) Quiesce() { r.wire.quiesce() }
 // at-most-one-charge-per-order once the order is paid again).
 type detached struct {
 	next http.RoundTripper
+	// hold waits, with the client's context, until the provider's
+	// Retry-After has passed (remote.Provider.Wait): a request held back
+	// is not yet on its way, so its client may still give it up.
+	hold func(context.Context) error
 	mu   sync.Mutex // guards out
 	out  int        // requests still waiting for the provider's answer
 	idle *sync.Cond // signalled when out drops to 0
 }
 
-func newDetached(next http.RoundTripper) *detached {
-	d := &detached{next: next}
+func newDetached(next http.RoundTripper, hold func(context.Context) error) *detached {
+	d := &detached{next: next, hold: hold}
 	d.idle = sync.NewCond(&d.mu)
 	return d
 }
@@ -86,6 +91,9 @@ func (d *detached) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if err := req.Context().Err(); err != nil {
 		return nil, err // the client gave up before the request left: it never does
+	}
+	if err := d.hold(req.Context()); err != nil {
+		return nil, err // not sent (faults.NotSent): a Retry-After past the budget, or the client gave up
 	}
 	done := make(chan result, 1)
 	d.mu.Lock()
@@ -170,9 +178,7 @@ func (r *remoteBackend) Charges() ([]models.Charge, error) {
 		if known && n == wire[ref] {
 			continue
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), remoteTimeout)
-		cs, err := r.p.Find(ctx, ref)
-		cancel()
+		cs, err := r.find(ref)
 		if err != nil {
 			return nil, err
 		}
@@ -194,11 +200,46 @@ func (r *remoteBackend) Refresh() {
 	}
 }
 
-// Exhausted reports whether the run's budget has no room for one more
-// create and one more lookup, and which budget is short.
+// find is one find-by-reference for the harness's truth: a transient
+// answer (429, 5xx) is asked again, up to preflightTries times, after the
+// provider's Retry-After (the meter waits it out) or 1 s, then 2 s; one
+// still transient is an error matching remote.ErrUnavailable, which stops
+// the run INCONCLUSIVE rather than failing it.
+func (r *remoteBackend) find(ref string) ([]models.Charge, error) {
+	for try := 1; ; try++ {
+		ctx, cancel := context.WithTimeout(context.Background(), remoteTimeout)
+		cs, err := r.p.Find(ctx, ref)
+		cancel()
+		var le *remote.LookupError
+		if err == nil || !errors.As(err, &le) || !le.Transient() || try >= preflightTries {
+			return cs, err
+		}
+		if le.RetryAfter == 0 {
+			pause(time.Second << (try - 1))
+		}
+	}
+}
+
+// pause waits d (a back-off between lookups; bounded by the caller).
+func pause(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	<-t.C
+}
+
+// Exhausted reports whether the run has no room for another step — one
+// more create and one more lookup — and why. It first waits out a
+// Retry-After the provider asked for, when that ends inside the duration
+// budget (nothing is sent to the provider before it expires); one that
+// outlasts the budget is the reason.
 func (r *remoteBackend) Exhausted() (bool, string) {
-	ok, which := r.p.Meter().Afford(2, 1)
-	return !ok, which
+	if err := r.p.Wait(context.Background()); err != nil {
+		return true, strings.TrimPrefix(err.Error(), "remote: ")
+	}
+	if ok, which := r.p.Meter().Afford(2, 1); !ok {
+		return true, "the " + which + " budget is spent"
+	}
+	return false, ""
 }
 
 // preflight asks p about a merchant reference nobody used, before any
@@ -207,8 +248,11 @@ func (r *remoteBackend) Exhausted() (bool, string) {
 // first sequence. A budget too small for it is left to the run to report.
 //
 // A transient answer (429 or a 5xx) is asked again, up to preflightTries
-// times, after its Retry-After (else 1 s, then 2 s): a sandbox that is
-// momentarily rate limited is still the provider.
+// times, after its Retry-After (the meter holds the lookup; one past the
+// duration budget is left to the run to report) or else 1 s, then 2 s: a
+// sandbox that is momentarily rate limited is still the provider. The
+// error names the real cause (connection refused, timeout, oversize, a
+// redirect, a transient status) before the dialect hint.
 func preflight(p *remote.Provider) error {
 	var err error
 	for try := 1; ; try++ {
@@ -222,14 +266,15 @@ func preflight(p *remote.Provider) error {
 		if !errors.As(err, &le) || !le.Transient() || try >= preflightTries {
 			break
 		}
-		wait := time.Second << (try - 1)
 		if le.RetryAfter > 0 {
-			wait = min(le.RetryAfter, remoteTimeout)
+			continue // the meter holds the next lookup until it has passed, or refuses it (ErrBudget) when the run ends first
 		}
+		wait := time.Second << (try - 1)
 		if time.Until(p.Meter().Deadline()) <= wait {
 			return nil // the duration budget ends first: the run stops INCONCLUSIVE on it
 		}
-		time.Sleep(wait) // honouring Retry-After, bounded above
+		pause(wait)
 	}
-	return fmt.Errorf("idemcheck: %s does not answer find-by-reference in the %q dialect (%v); check IDEMCHECK_PROVIDER and IDEMCHECK_DIALECT; nothing else was sent", reports.RedactURL(p.BaseURL()), p.Dialect(), err)
+	return fmt.Errorf("idemcheck: find-by-reference at %s failed: %v; so %s does not answer find-by-reference in the %q dialect, or is not reachable: check IDEMCHECK_PROVIDER and IDEMCHECK_DIALECT; nothing else was sent",
+		reports.RedactURL(p.BaseURL()), err, reports.RedactURL(p.BaseURL()), p.Dialect())
 }

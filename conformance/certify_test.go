@@ -47,6 +47,12 @@ func TestCertify(t *testing.T) {
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = s.Close() })
 		cfg.BaseURL, cfg.Limits, scale = s.URL, inProcessLimits, conformance.DefaultTimeScale
+		if cfg.ProfilePath == "" {
+			// refprovider publishes profiles/reference.json (what
+			// ReferenceProfile says; TestShippedProfiles); a URL
+			// without a profile is judged against the draft alone.
+			cfg.Profile = remote.ReferenceProfile()
+		}
 	}
 	p, err := remote.New(cfg) // refuses a live-looking key before any request
 	require.NoError(t, err)

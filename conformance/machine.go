@@ -71,6 +71,9 @@ func newWorld(cfg Config, m *mutants.Mutant) (*world, error) {
 	}
 	w.faults = faults.NewTransport(w.prov.Wire(), w.hist, nil)
 	w.faults.Now = w.clock.Now
+	if cfg.Remote != nil {
+		w.faults.MaxBody = cfg.Remote.Config().Limits.MaxBody
+	}
 	w.ccfg = client.Config{
 		BaseURL:    w.prov.BaseURL(),
 		HTTPClient: &http.Client{Transport: w.faults},

@@ -147,8 +147,8 @@ func (m *machine) outOfBudget() bool {
 	if !ok {
 		return false
 	}
-	if out, which := b.Exhausted(); out {
-		m.stopped = "the " + which + " budget is spent"
+	if out, why := b.Exhausted(); out {
+		m.stopped = why
 		m.run.noteStopped(m.stopped)
 		return true
 	}
@@ -161,10 +161,15 @@ func (m *machine) halt(err error) {
 	if errors.Is(err, remote.ErrBudget) {
 		m.stopped = "a budget is spent"
 		if b, ok := m.w.prov.(budgeted); ok {
-			if _, which := b.Exhausted(); which != "" {
-				m.stopped = "the " + which + " budget is spent" // as outOfBudget says it
+			if _, why := b.Exhausted(); why != "" {
+				m.stopped = why // as outOfBudget says it
 			}
 		}
+		m.run.noteStopped(m.stopped)
+		return
+	}
+	if errors.Is(err, remote.ErrUnavailable) { // the provider's own 429 / 5xx: not a verdict
+		m.stopped = unavailable(err)
 		m.run.noteStopped(m.stopped)
 		return
 	}
@@ -180,6 +185,7 @@ func (m *machine) finish() {
 	}
 	w := m.w
 	w.faults.Heal()
+	healed := len(w.hist.Snapshot().Exchanges)
 	// Let in-flight work end, then the attempts age past AbandonAfter.
 	w.clock.Advance(w.ccfg.TotalTimeout + w.ccfg.AbandonAfter + w.ccfg.Interval)
 	w.reconcile("reconciler (final)")
@@ -189,6 +195,11 @@ func (m *machine) finish() {
 		r.Refresh() // the final verdict reads the provider's whole truth
 	}
 	m.evaluate(m.safety())
+	if why := m.unsettled(healed); why != "" && m.failed == nil && m.broken == nil {
+		m.stopped = why // liveness needs a provider that answers once the faults heal
+		m.run.noteStopped(why)
+		return
+	}
 	m.evaluate(Liveness())
 	m.payAbandonedAgain()
 	if m.failed == nil && m.broken == nil && m.stopped == "" {
@@ -221,6 +232,7 @@ func (m *machine) payAbandonedAgain() {
 			continue
 		}
 		m.step("pay-again", fmt.Sprintf("order %d with visa", o.ID))
+		sent := len(w.hist.Snapshot().Exchanges)
 		res := w.checkout(w.cli, "shopper", o, "visa")
 		m.evaluate(m.safety()) // a broken protocol names the cause first
 		if m.failed != nil || m.broken != nil {
@@ -231,7 +243,12 @@ func (m *machine) payAbandonedAgain() {
 			m.halt(err)
 			return
 		}
+		why := m.unsettled(sent)
 		switch {
+		case res.Outcome != client.OutcomePaid && why != "":
+			m.stopped = why
+			m.run.noteStopped(why)
+			return
 		case res.Outcome != client.OutcomePaid:
 			m.fail(snap, asViolation(ReconciliationConverges, violation(ReconciliationConverges,
 				"order %d was abandoned but paying it again answered %s", o.ID, res.Outcome)))

@@ -28,6 +28,10 @@ type RemoteWire struct {
 	History *models.History
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// MaxBody caps the answer's body, in bytes; 0 means DefaultMaxBody
+	// (1 MiB). A longer answer is an *OversizeError, recorded as the
+	// exchange's error.
+	MaxBody int64
 }
 
 func (w *RemoteWire) now() time.Time {
@@ -45,7 +49,7 @@ func (w *RemoteWire) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	body, err := io.ReadAll(resp.Body)
+	body, err := ReadBody(resp.Body, w.MaxBody)
 	_ = resp.Body.Close()
 	if err != nil {
 		return nil, err
@@ -82,8 +86,9 @@ func (w *RemoteWire) record(id int, f func(*models.Exchange, int)) {
 //
 // The embedded Transport sets the schedule (Schedule, Heal, Injected). A
 // request the upstream cannot be reached for (including one refused by a
-// budget) is answered 502 with the error as problem detail. It is safe for
-// concurrent use.
+// budget, or an answer over the body cap) is answered 502 with the error as
+// problem detail and the WireErrorHeader, so a client tells the proxy's
+// own 502 from the provider's. It is safe for concurrent use.
 type Proxy struct {
 	*Transport
 	// URL is where clients send requests: "http://127.0.0.1:PORT".
@@ -96,8 +101,9 @@ type Proxy struct {
 
 // NewProxy starts a proxy to the provider at upstream (an http(s) base
 // URL), sending through next (http.DefaultTransport when nil), recording in
-// history and applying schedule. Close it when done.
-func NewProxy(upstream string, next http.RoundTripper, history *models.History, schedule []Fault) (*Proxy, error) {
+// history and applying schedule; maxBody caps each body it reads, in bytes
+// (0: DefaultMaxBody, 1 MiB). Close it when done.
+func NewProxy(upstream string, next http.RoundTripper, history *models.History, schedule []Fault, maxBody int64) (*Proxy, error) {
 	u, err := url.Parse(upstream)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, errors.New("faults: proxy upstream must be an http(s) URL")
@@ -109,8 +115,10 @@ func NewProxy(upstream string, next http.RoundTripper, history *models.History, 
 	if err != nil {
 		return nil, err
 	}
+	t := NewTransport(&RemoteWire{Next: next, History: history, MaxBody: maxBody}, history, schedule)
+	t.MaxBody = maxBody
 	p := &Proxy{
-		Transport: NewTransport(&RemoteWire{Next: next, History: history}, history, schedule),
+		Transport: t,
 		URL:       "http://" + ln.Addr().String(),
 		upstream:  u,
 		end:       make(chan error, 1),
@@ -122,6 +130,18 @@ func NewProxy(upstream string, next http.RoundTripper, history *models.History, 
 
 // hopHeaders are not forwarded (RFC 9110 §7.6.1).
 var hopHeaders = []string{"Connection", "Keep-Alive", "Proxy-Connection", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
+
+// WireErrorHeader marks the Proxy's own 502: the request was not sent
+// (WireNotSent: a budget or the provider's Retry-After refused it) or
+// failed on the way (WireFailed: connection refused, timeout, an answer
+// over the body cap); the problem body's detail says why.
+const WireErrorHeader = "Idemcheck-Wire-Error"
+
+// The values of WireErrorHeader.
+const (
+	WireNotSent = "not-sent"
+	WireFailed  = "failed"
+)
 
 // OpHeader, on a request to the Proxy, names the client operation it
 // belongs to (a decimal id): the proxy records it as Exchange.OpID, as
@@ -151,6 +171,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		b, _ := json.Marshal(models.Problem{Title: "Bad Gateway (idemcheck proxy)", Status: http.StatusBadGateway, Detail: err.Error()})
 		w.Header().Set("Content-Type", "application/problem+json")
+		kind := WireFailed
+		var ns NotSent
+		if errors.As(err, &ns) && ns.NotSent() {
+			kind = WireNotSent
+		}
+		w.Header().Set(WireErrorHeader, kind)
 		w.WriteHeader(http.StatusBadGateway)
 		_, _ = w.Write(b)
 		return

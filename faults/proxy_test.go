@@ -40,7 +40,7 @@ func newProxyRig(t *testing.T, schedule ...faults.Fault) *proxyRig {
 		r.prov.ServeHTTP(w, req)
 	}))
 	t.Cleanup(up.Close)
-	p, err := faults.NewProxy(up.URL, nil, r.hist, schedule)
+	p, err := faults.NewProxy(up.URL, nil, r.hist, schedule, 0)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Close() })
 	r.proxy = p
@@ -154,7 +154,7 @@ func TestProxy_UnreachableUpstreamIs502(t *testing.T) {
 	up := httptest.NewServer(http.NotFoundHandler())
 	url := up.URL
 	up.Close()
-	p, err := faults.NewProxy(url, nil, models.NewHistory(), nil)
+	p, err := faults.NewProxy(url, nil, models.NewHistory(), nil, 0)
 	require.NoError(t, err)
 	defer p.Close()
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
@@ -165,6 +165,6 @@ func TestProxy_UnreachableUpstreamIs502(t *testing.T) {
 }
 
 func TestNewProxy_RefusesANonHTTPUpstream(t *testing.T) {
-	_, err := faults.NewProxy("ftp://example.invalid", nil, models.NewHistory(), nil)
+	_, err := faults.NewProxy("ftp://example.invalid", nil, models.NewHistory(), nil, 0)
 	assert.Error(t, err)
 }

@@ -27,6 +27,9 @@ type Transport struct {
 	History *models.History
 	// Now is the clock; default time.Now (virtual inside a synctest bubble).
 	Now func() time.Time
+	// MaxBody caps each request and response body read, in bytes; 0 means
+	// DefaultMaxBody (1 MiB). A longer body is an *OversizeError.
+	MaxBody int64
 
 	mu       sync.Mutex // guards schedule, n, healed, injected, arrived
 	schedule []Fault
@@ -115,7 +118,7 @@ func exchangeFrom(ctx context.Context) int {
 
 // RoundTrip applies the next fault of the schedule to req.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	ex, body, err := describe(req)
+	ex, body, err := describe(req, t.MaxBody)
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +149,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	})
 	var respBody []byte
 	if err == nil {
-		respBody, err = io.ReadAll(resp.Body)
+		respBody, err = ReadBody(resp.Body, t.MaxBody)
 		_ = resp.Body.Close()
 		resp.Body = io.NopCloser(bytes.NewReader(respBody))
 	}
@@ -172,11 +175,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 type NotSent interface{ NotSent() bool }
 
 // describe reads what the exchange record needs from req, keeping the body.
-func describe(req *http.Request) (models.Exchange, []byte, error) {
+func describe(req *http.Request, limit int64) (models.Exchange, []byte, error) {
 	ex := models.Exchange{Method: req.Method, Path: req.URL.Path, Query: req.URL.RawQuery}
 	var body []byte
 	if req.Body != nil {
-		b, err := io.ReadAll(req.Body)
+		b, err := ReadBody(req.Body, limit)
 		_ = req.Body.Close()
 		if err != nil {
 			return ex, nil, err

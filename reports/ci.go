@@ -25,7 +25,7 @@ func AppendStepSummary(md []byte) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("reports: job summary: %w", err)
 	}
-	_, werr := f.Write(append(append([]byte(nil), md...), '\n'))
+	_, werr := f.Write(append(Scrub(md), '\n'))
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
 	}

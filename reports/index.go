@@ -77,7 +77,7 @@ func writeRun(dir, folder string, e RunEntry, files map[string][]byte) error {
 		if strings.HasSuffix(n, ".sh") {
 			mode = 0o755
 		}
-		errs = append(errs, os.WriteFile(filepath.Join(run, n), files[n], mode))
+		errs = append(errs, writeFile(filepath.Join(run, n), files[n], mode))
 		if mode == 0o755 {
 			errs = append(errs, os.Chmod(filepath.Join(run, n), mode)) // WriteFile keeps an old file's mode
 		}
@@ -136,7 +136,7 @@ func UpdateIndex(dir string) error {
 		return fmt.Errorf("reports: %w", err)
 	}
 	defer func() { _ = os.Remove(tmp.Name()) }()
-	_, werr := tmp.WriteString(b.String())
+	_, werr := tmp.Write(Scrub([]byte(b.String())))
 	if err := errors.Join(werr, tmp.Close(), os.Chmod(tmp.Name(), 0o644), os.Rename(tmp.Name(), filepath.Join(dir, IndexFile))); err != nil {
 		return fmt.Errorf("reports: writing the index: %w", err)
 	}

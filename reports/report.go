@@ -111,8 +111,8 @@ func Write(dir, name string, f Failure) (mdPath, jsonPath string, err error) {
 	mdPath = filepath.Join(dir, name+".md")
 	jsonPath = filepath.Join(dir, name+".json")
 	err = errors.Join(
-		os.WriteFile(mdPath, Markdown(f), 0o644),
-		os.WriteFile(jsonPath, js, 0o644),
+		writeFile(mdPath, Markdown(f), 0o644),
+		writeFile(jsonPath, js, 0o644),
 	)
 	if err != nil {
 		return "", "", fmt.Errorf("reports: %w", err)

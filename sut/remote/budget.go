@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -14,21 +15,56 @@ import (
 var ErrBudget = errors.New("remote: budget spent")
 
 // BudgetError says which budget stopped a request: "requests", "charges"
-// or "duration". The request was not sent.
+// or "duration". The request was not sent, except for a request the
+// duration budget's deadline ended in flight.
 type BudgetError struct {
 	Resource string
 	Limit    string
+	inFlight bool // sent, and ended at the deadline
 }
 
 func (e *BudgetError) Error() string {
+	if e.inFlight {
+		return fmt.Sprintf("remote: %s budget of %s spent; the request in flight was ended at the deadline", e.Resource, e.Limit)
+	}
 	return fmt.Sprintf("remote: %s budget of %s spent; request not sent", e.Resource, e.Limit)
 }
 
 // Unwrap makes errors.Is(err, ErrBudget) hold.
 func (e *BudgetError) Unwrap() error { return ErrBudget }
 
+// NotSent reports whether the request was never sent (faults.NotSent).
+func (e *BudgetError) NotSent() bool { return !e.inFlight }
+
+// HoldError is a request not sent because the provider asked, with
+// Retry-After, for a wait that outlasts the duration budget: the run stops
+// INCONCLUSIVE with this reason.
+type HoldError struct {
+	// Asked is the Retry-After the provider answered; Left is what was
+	// left of the duration budget then.
+	Asked, Left time.Duration
+}
+
+func (e *HoldError) Error() string {
+	return fmt.Sprintf("remote: the provider asked (Retry-After) to wait %s, longer than the %s left of the duration budget; request not sent",
+		roundText(e.Asked), roundText(e.Left))
+}
+
+// Unwrap makes errors.Is(err, ErrBudget) hold: the duration budget cannot
+// cover the wait.
+func (e *HoldError) Unwrap() error { return ErrBudget }
+
 // NotSent reports that the request was never sent (faults.NotSent).
-func (e *BudgetError) NotSent() bool { return true }
+func (e *HoldError) NotSent() bool { return true }
+
+// roundText is d rounded for a sentence: to the second, or "over 100
+// years" for a Retry-After that would not fit in a time.Duration.
+func roundText(d time.Duration) string {
+	if d >= maxRetryAfter {
+		return "over 100 years"
+	}
+	return d.Round(time.Second).String()
+}
 
 // Meter counts what a run sends against its Limits. Take is called before
 // each request, so a limit is never exceeded. It is safe for concurrent use.
@@ -37,9 +73,11 @@ type Meter struct {
 	start  time.Time
 	now    func() time.Time
 
-	mu       sync.Mutex // guards requests, posts
+	mu       sync.Mutex // guards requests, posts, heldAt, held
 	requests int
 	posts    int
+	heldAt   time.Time     // when the provider last asked to wait
+	held     time.Duration // for how long (its Retry-After)
 }
 
 // NewMeter starts a meter for limits (defaults filled) at now.
@@ -49,6 +87,61 @@ func NewMeter(limits Limits) *Meter {
 
 // Deadline is when the duration budget runs out.
 func (m *Meter) Deadline() time.Time { return m.start.Add(m.limits.MaxDuration) }
+
+// Hold records a Retry-After of d the provider answered now: nothing is
+// sent to it (Wait) until d has passed, for the rest of the run. A
+// shorter hold never shortens a longer one.
+func (m *Meter) Hold(d time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now()
+	if until := now.Add(d); d >= maxRetryAfter || until.After(m.heldAt.Add(m.held)) {
+		m.heldAt, m.held = now, d
+	}
+}
+
+// Held is the *HoldError a request would get now, when the provider's
+// last Retry-After outlasts the duration budget, else nil.
+func (m *Meter) Held() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.heldPastDeadline()
+}
+
+func (m *Meter) heldPastDeadline() error {
+	now := m.now()
+	if m.held <= 0 || !now.Before(m.heldAt.Add(m.held)) {
+		return nil
+	}
+	if m.held >= maxRetryAfter || !m.heldAt.Add(m.held).Before(m.Deadline()) {
+		return &HoldError{Asked: m.held, Left: max(m.Deadline().Sub(now), 0)}
+	}
+	return nil
+}
+
+// Wait returns once the provider's last Retry-After has passed (at once
+// when there is none): a *HoldError, without waiting, when it outlasts the
+// duration budget; ctx's error when ctx ends first.
+func (m *Meter) Wait(ctx context.Context) error {
+	m.mu.Lock()
+	if err := m.heldPastDeadline(); err != nil {
+		m.mu.Unlock()
+		return err
+	}
+	d := m.heldAt.Add(m.held).Sub(m.now())
+	m.mu.Unlock()
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return m.Wait(ctx) // a later answer may have asked for longer
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
 
 // Take reserves one request (and one charge for a create) or returns a
 // *BudgetError without reserving anything.
@@ -77,7 +170,7 @@ func (m *Meter) Afford(requests, posts int) (bool, string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	switch {
-	case !m.now().Before(m.Deadline()):
+	case !m.now().Before(m.Deadline()), m.heldPastDeadline() != nil:
 		return false, "duration"
 	case m.requests+requests > m.limits.MaxRequests:
 		return false, "requests"

@@ -8,6 +8,8 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/idemcheck/idemcheck/faults"
 )
 
 // Config configures a remote provider run. FromEnv reads it from the
@@ -50,9 +52,14 @@ type Limits struct {
 	// provider that charges on every request; default 100.
 	// IDEMCHECK_MAX_CHARGES.
 	MaxCharges int
-	// MaxDuration bounds the run's wall-clock time; default 10m.
+	// MaxDuration bounds the run's wall-clock time, requests in flight at
+	// its end included (they are ended then); default 10m.
 	// IDEMCHECK_MAX_DURATION (a Go duration, "90s").
 	MaxDuration time.Duration
+	// MaxBody caps each answer's body, in bytes: a longer one is not read
+	// past the cap and is recorded as oversize; default 1 MiB
+	// (faults.DefaultMaxBody). IDEMCHECK_MAX_BODY.
+	MaxBody int64
 }
 
 // Defaults of Limits.
@@ -72,13 +79,20 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxDuration <= 0 {
 		l.MaxDuration = DefaultMaxDuration
 	}
+	if l.MaxBody <= 0 {
+		l.MaxBody = faults.DefaultMaxBody
+	}
 	return l
 }
 
 // ErrLiveCredential is returned, before any request is sent, for a key
-// that looks live (sk_live_, rk_live_) or a profile whose environment is
-// production.
+// that looks live (APIKey.LooksLive: sk_live_, rk_live_, pk_live_, … in
+// any case) or a profile whose environment is production.
 var ErrLiveCredential = errors.New("remote: refusing to run against a live (production) credential or environment")
+
+// ErrInvalidKey is returned, before any request is sent, for a key that
+// cannot be sent in a header: it holds CR, LF or another control byte.
+var ErrInvalidKey = errors.New("remote: refusing an API key with a character not allowed in a header value (CR, LF or another control byte)")
 
 // ErrInsecure is returned for an http:// URL to a host that is not
 // loopback when an API key would be sent in the clear.
@@ -86,7 +100,7 @@ var ErrInsecure = errors.New("remote: refusing to send an API key over plain htt
 
 // FromEnv reads IDEMCHECK_PROVIDER, IDEMCHECK_DIALECT, IDEMCHECK_API_KEY,
 // IDEMCHECK_API_KEY_2, IDEMCHECK_PROFILE, IDEMCHECK_MAX_REQUESTS,
-// IDEMCHECK_MAX_CHARGES and IDEMCHECK_MAX_DURATION. BaseURL is "" unless
+// IDEMCHECK_MAX_CHARGES, IDEMCHECK_MAX_DURATION and IDEMCHECK_MAX_BODY. BaseURL is "" unless
 // IDEMCHECK_PROVIDER is an http(s) URL. An unusable value is an error
 // naming the variable (never its value, for the key).
 func FromEnv() (Config, error) {
@@ -107,6 +121,13 @@ func FromEnv() (Config, error) {
 			}
 			*dst = n
 		}
+	}
+	if v := os.Getenv("IDEMCHECK_MAX_BODY"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 {
+			return c, fmt.Errorf("remote: IDEMCHECK_MAX_BODY=%q is not a positive number of bytes", v)
+		}
+		c.Limits.MaxBody = n
 	}
 	if v := os.Getenv("IDEMCHECK_MAX_DURATION"); v != "" {
 		d, err := time.ParseDuration(v)
@@ -132,19 +153,25 @@ func IsURL(s string) bool {
 }
 
 // Validate fills defaults and applies the safety rails, before any
-// request: a live-looking key or a production profile is ErrLiveCredential;
-// a key over plain http to a non-loopback host is ErrInsecure; an unknown
-// dialect or a dialect other than the profile's is an error.
+// request: a key with a control character is ErrInvalidKey; a
+// live-looking key or a production profile is ErrLiveCredential; a key
+// over plain http to a non-loopback host is ErrInsecure; an unknown
+// dialect or a dialect other than the profile's is an error. Without a
+// profile the provider is judged against the draft alone (DraftProfile).
 func (c Config) Validate() (Config, error) {
-	if c.APIKey.LooksLive() || c.SecondAPIKey.LooksLive() {
-		return c, fmt.Errorf("%w: the API key has a live prefix (sk_live_ or rk_live_)", ErrLiveCredential)
+	for _, k := range []struct {
+		name string
+		key  APIKey
+	}{{"IDEMCHECK_API_KEY", c.APIKey}, {"IDEMCHECK_API_KEY_2", c.SecondAPIKey}} {
+		if !k.key.validHeader() {
+			return c, fmt.Errorf("%w: %s", ErrInvalidKey, k.name)
+		}
+		if p := k.key.livePrefix(); p != "" {
+			return c, fmt.Errorf("%w: %s has a live marker (%s, in any case)", ErrLiveCredential, k.name, p)
+		}
 	}
 	if c.Profile.Name == "" && c.Profile.Dialect == "" {
-		if c.Dialect == DialectStripe {
-			c.Profile = StripeMockProfile()
-		} else {
-			c.Profile = ReferenceProfile()
-		}
+		c.Profile = DraftProfile(c.Dialect)
 	}
 	p, err := c.Profile.withDefaults()
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -99,17 +100,40 @@ func newResponse(req *http.Request, status int, header http.Header, body []byte)
 }
 
 // RetryAfter is the wait a 429 or 503 answer asks for in its Retry-After
-// header (whole seconds, or an HTTP date), or 0 when it names none.
+// header (ParseRetryAfter), or 0 when it names none.
 func RetryAfter(resp *http.Response, now time.Time) time.Duration {
-	v := resp.Header.Get("Retry-After")
+	d, _ := ParseRetryAfter(resp.Header.Get("Retry-After"), now)
+	return d
+}
+
+// maxRetryAfter is where a Retry-After is clamped: 100 years, beyond any
+// run (and far from time.Duration's 292-year overflow).
+const maxRetryAfter = 100 * 365 * 24 * time.Hour
+
+// ParseRetryAfter reads a Retry-After value as RFC 9110 §10.2.3 defines
+// it: delay-seconds (1*DIGIT, a non-negative decimal integer) or an
+// HTTP-date (IMF-fixdate, or the obsolete RFC 850 and asctime forms); ok
+// is false for anything else ("-5", "1.5", "", "soon"). A delay too large
+// for a time.Duration (18446744074 s) is clamped to 100 years, never
+// wrapped around; a date in the past is a wait of 0.
+func ParseRetryAfter(v string, now time.Time) (d time.Duration, ok bool) {
+	v = strings.TrimSpace(v)
 	if v == "" {
-		return 0
+		return 0, false
 	}
-	if s, err := strconv.Atoi(v); err == nil && s >= 0 {
-		return time.Duration(s) * time.Second
+	if strings.Trim(v, "0123456789") == "" {
+		s, err := strconv.ParseUint(v, 10, 64)
+		if err != nil || s > uint64(maxRetryAfter/time.Second) {
+			return maxRetryAfter, true // ErrRange: more digits than uint64 holds
+		}
+		return time.Duration(s) * time.Second, true
 	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
+	t, err := http.ParseTime(v)
+	if err != nil {
+		return 0, false
 	}
-	return 0
+	if !t.After(now) {
+		return 0, true
+	}
+	return min(t.Sub(now), maxRetryAfter), true
 }

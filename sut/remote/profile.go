@@ -88,8 +88,28 @@ const (
 // none: 24 h (PROVIDER_API.md).
 const DefaultRetentionWindow = 24 * time.Hour
 
-// ReferenceProfile is the profile of the reference provider (PROVIDER_API.md),
-// used when no profile is given; it matches profiles/reference.json.
+// DraftProfile is what a provider without a profile is judged against:
+// the draft alone (draft-ietf-httpapi-idempotency-key-header), none of
+// refprovider's own claims — keys not declared required (missing-key is
+// INCONCLUSIVE), errors not declared stored, no replay header, the
+// draft's statuses (400 / 422 / 409; the stripe dialect's 400 for a
+// mismatch), a 24 h window. Used when IDEMCHECK_PROFILE is unset.
+func DraftProfile(dialect string) Profile {
+	p := Profile{
+		Name: "draft", Dialect: DialectReference, Environment: EnvSandbox,
+		RetentionWindow: Duration(DefaultRetentionWindow),
+		Statuses:        Statuses{MissingKey: 400, Mismatch: 422, InFlight: 409},
+		Accounts:        1, Lookup: "merchant_reference",
+	}
+	if dialect == DialectStripe {
+		p.Dialect, p.Statuses.Mismatch, p.Lookup = DialectStripe, 400, "metadata_search"
+	}
+	return p
+}
+
+// ReferenceProfile is the profile of the reference provider (PROVIDER_API.md,
+// cmd/refprovider); it matches profiles/reference.json. A URL certified
+// without IDEMCHECK_PROFILE is judged against DraftProfile instead.
 func ReferenceProfile() Profile {
 	return Profile{
 		Name: "reference", Dialect: DialectReference, Environment: EnvSandbox,

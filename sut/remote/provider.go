@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/models"
+	"github.com/idemcheck/idemcheck/reports"
 )
 
 // Provider is a remote provider reached through a dialect, with the run's
@@ -43,9 +45,10 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.RunID == "" {
 		cfg.RunID = newRunID()
 	}
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.ResponseHeaderTimeout = 60 * time.Second
-	return &Provider{cfg: cfg, base: base, dialect: d, meter: NewMeter(cfg.Limits), next: t, key: cfg.APIKey, mu: new(sync.Mutex), refs: new([]string)}, nil
+	reports.RegisterSecret(cfg.APIKey.Reveal(), RedactedKey)
+	reports.RegisterSecret(cfg.SecondAPIKey.Reveal(), RedactedKey2)
+	m := NewMeter(cfg.Limits)
+	return &Provider{cfg: cfg, base: base, dialect: d, meter: m, next: newWire(cfg, m), key: cfg.APIKey, mu: new(sync.Mutex), refs: new([]string)}, nil
 }
 
 // newRunID is 12 random hex digits: unique enough that two runs never
@@ -87,22 +90,51 @@ func (p *Provider) Meter() *Meter { return p.meter }
 func (p *Provider) BaseURL() string { return p.cfg.BaseURL }
 
 // Transport is the dialect-translating transport: it takes PROVIDER_API
-// requests (any host; only path and query are used), checks the budget,
+// requests (any host; only path and query are used), waits out a
+// Retry-After the provider asked for (Meter.Wait), checks the budget,
 // authenticates them and sends them in the provider's dialect to BaseURL,
-// and returns PROVIDER_API answers. A request over budget is not sent: the
-// error wraps ErrBudget.
+// and returns PROVIDER_API answers, read whole (at most Limits.MaxBody
+// bytes) with the API keys scrubbed from them (see wire). A request over
+// budget, or held by a Retry-After longer than the run has left, is not
+// sent: the error wraps ErrBudget. A request still in flight at the
+// duration budget's deadline is ended then, with a *BudgetError.
 func (p *Provider) Transport() http.RoundTripper { return transport{p} }
 
 type transport struct{ p *Provider }
 
 func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if err := t.p.meter.Take(req.Method); err != nil {
+	err := t.p.Wait(req.Context())
+	if err == nil {
+		err = t.p.meter.Take(req.Method)
+	}
+	if err != nil {
 		if req.Body != nil {
 			_ = req.Body.Close()
 		}
 		return nil, err
 	}
-	return t.p.dialect.Send(t.p.next, t.p.base, t.p.key, req)
+	ctx, cancel := t.p.meter.withDeadline(req.Context())
+	defer cancel() // the wire has read the whole answer
+	return t.p.dialect.Send(t.p.next, t.p.base, t.p.key, req.WithContext(ctx))
+}
+
+// notSent is a request's error before it left (its client gave up while
+// the provider's Retry-After held it): faults.NotSent.
+type notSent struct{ error }
+
+func (notSent) NotSent() bool   { return true }
+func (e notSent) Unwrap() error { return e.error }
+
+// Wait returns once a Retry-After the provider asked for has passed
+// (Meter.Wait): the *HoldError when it outlasts the duration budget, or
+// ctx's error when ctx ends first; either way an error that is
+// faults.NotSent, since nothing left.
+func (p *Provider) Wait(ctx context.Context) error {
+	err := p.meter.Wait(ctx)
+	if err != nil && !errors.Is(err, ErrBudget) {
+		return notSent{err}
+	}
+	return err
 }
 
 // Reference returns a new merchant reference of this run,
@@ -128,25 +160,40 @@ func (p *Provider) Find(ctx context.Context, ref string) ([]models.Charge, error
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, &LookupError{Status: resp.StatusCode, RetryAfter: RetryAfter(resp, time.Now())}
+		return nil, &LookupError{Status: resp.StatusCode, RetryAfter: RetryAfter(resp, time.Now()), Location: resp.Header.Get(RedirectHeader)}
 	}
 	var list models.ChargeList
-	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
-		return nil, fmt.Errorf("remote: find by reference: %v", err)
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil { // the wire read it whole, within the body cap
+		return nil, fmt.Errorf("remote: find by reference: the 200 answer is not a charge list: %v", err)
 	}
 	return list.Data, nil
 }
 
 // LookupError is a find-by-reference answered with a status other than
-// 200, with the Retry-After it carried (0 when none).
+// 200, with the Retry-After it carried (0 when none) and, for a redirect
+// (never followed), where it pointed.
 type LookupError struct {
 	Status     int
 	RetryAfter time.Duration
+	Location   string
 }
 
 func (e *LookupError) Error() string {
+	switch {
+	case e.Status >= 300 && e.Status < 400:
+		return fmt.Sprintf("remote: find by reference answered %d, a redirect (to %s), not followed", e.Status, reports.RedactURL(e.Location))
+	case e.Transient():
+		return fmt.Sprintf("remote: find by reference answered %d (transient: the provider is busy or down)", e.Status)
+	}
 	return fmt.Sprintf("remote: find by reference answered %d", e.Status)
 }
+
+// ErrUnavailable is matched (errors.Is) by a *LookupError whose answer is
+// transient: the provider's truth could not be read, not a verdict.
+var ErrUnavailable = errors.New("remote: the provider answered a transient status")
+
+// Is makes errors.Is(err, ErrUnavailable) hold for a transient answer.
+func (e *LookupError) Is(target error) bool { return target == ErrUnavailable && e.Transient() }
 
 // Transient reports whether the answer says "not now" rather than "not
 // here": 429 or a 5xx.

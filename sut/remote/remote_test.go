@@ -23,7 +23,10 @@ func TestAPIKey_NeverPrints(t *testing.T) {
 }
 
 func TestAPIKey_LooksLive(t *testing.T) {
-	for k, live := range map[remote.APIKey]bool{"sk_live_x": true, " rk_live_x": true, "Bearer sk_live_x": true, "sk_test_x": false, "": false, "pk_live_x": false} {
+	// Regression (issue 11): the check was a case-sensitive substring test
+	// of sk_live_ and rk_live_, so SK_LIVE_… and pk_live_… passed.
+	for k, live := range map[remote.APIKey]bool{"sk_live_x": true, " rk_live_x": true, "Bearer sk_live_x": true, "sk_test_x": false, "": false,
+		"pk_live_x": true, "SK_LIVE_x": true, "Rk_Live_x": true, "rzp_live_x": true, "live_x": true, "LIVE_x": true, "test_live_x": false, "pk_test_x": false, "rzp_test_x": false} {
 		assert.Equal(t, live, k.LooksLive(), "%q", string(k))
 	}
 }
@@ -58,7 +61,7 @@ func TestValidate_SafetyRails(t *testing.T) {
 	assert.Error(t, err, "dialect differs from the profile's")
 	c, err := remote.Config{BaseURL: "https://x.example", Dialect: "stripe"}.Validate()
 	require.NoError(t, err)
-	assert.Equal(t, "stripe-mock", c.Profile.Name)
+	assert.Equal(t, remote.DraftProfile("stripe"), c.Profile, "without a profile: the draft alone")
 	assert.Equal(t, remote.DefaultMaxRequests, c.Limits.MaxRequests)
 }
 

@@ -42,18 +42,44 @@ func (k APIKey) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
 // Reveal returns the key itself, for the Authorization header.
 func (k APIKey) Reveal() string { return string(k) }
 
-// livePrefixes are the prefixes of production credentials refused before
-// any request: Stripe-style secret and restricted live keys.
-var livePrefixes = []string{"sk_live_", "rk_live_"}
+// livePrefixes are the markers of production credentials refused before
+// any request, matched anywhere in the key and in any case (a key pasted
+// as "Bearer SK_LIVE_…" is still live): Stripe's secret, restricted and
+// publishable live keys (Paystack uses the same sk_live_ / pk_live_),
+// Razorpay's rzp_live_; docs/profiles.md lists them.
+var livePrefixes = []string{"sk_live_", "rk_live_", "pk_live_", "rzp_live_"}
 
-// LooksLive reports whether the key looks like a production credential:
-// it holds a live prefix anywhere (a key pasted as "Bearer sk_live_…" is
-// still live).
-func (k APIKey) LooksLive() bool {
+// liveStarts are markers of a live credential at the start of the key
+// only (case-insensitive): Mollie's and GoCardless's live_ tokens.
+var liveStarts = []string{"live_"}
+
+// LooksLive reports whether the key looks like a production credential
+// (livePrefixes anywhere, liveStarts at its start; any case).
+func (k APIKey) LooksLive() bool { return k.livePrefix() != "" }
+
+// livePrefix is the live marker the key holds, or "".
+func (k APIKey) livePrefix() string {
+	low := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(string(k)), "Bearer "))
 	for _, p := range livePrefixes {
-		if strings.Contains(string(k), p) {
-			return true
+		if strings.Contains(low, p) {
+			return p
 		}
 	}
-	return false
+	for _, p := range liveStarts {
+		if strings.HasPrefix(low, p) {
+			return p
+		}
+	}
+	return ""
+}
+
+// validHeader reports whether "Bearer <key>" is a valid header value
+// (RFC 9110 §5.5): no CR, LF, NUL or other control byte but tab.
+func (k APIKey) validHeader() bool {
+	for i := 0; i < len(k); i++ {
+		if b := k[i]; (b < ' ' && b != '\t') || b == 0x7f {
+			return false
+		}
+	}
+	return true
 }

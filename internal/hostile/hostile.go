@@ -1,0 +1,311 @@
+// Package hostile is a provider that misbehaves, on loopback, for the
+// tests of idemcheck's promises against a URL it does not control: one
+// server with modes — hang, garbage, an endless body, a dribble, a
+// redirect, a keep-alive trap, 429 or 503 forever, HTML 201s, and the
+// reference provider echoing the API key everywhere it can. It counts
+// what it received (requests, creates, connections), which the tests
+// hold against the budgets.
+package hostile
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/idemcheck/idemcheck/sut/provider"
+)
+
+// Mode is how the server answers.
+type Mode string
+
+// The modes.
+const (
+	// Reference answers as the reference provider (sut/provider), 1 h
+	// retention.
+	Reference Mode = "reference"
+	// Hang reads the request and never answers, until the client hangs up
+	// or the server closes.
+	Hang Mode = "hang"
+	// Garbage answers bytes that are not HTTP, holding the API key, and
+	// closes.
+	Garbage Mode = "garbage"
+	// Endless answers 200 with a body that never ends.
+	Endless Mode = "endless"
+	// Dribble answers 200 and then one byte of body every 50 ms, never
+	// ending.
+	Dribble Mode = "dribble"
+	// Redirect answers 307 to Options.Target (same path and query, the
+	// key in the query), for every request.
+	Redirect Mode = "redirect"
+	// KeepAliveTrap answers as the reference provider, but reads the
+	// second and later request on one connection and closes it without an
+	// answer: net/http resends such a request (a GET, or a POST carrying
+	// an Idempotency-Key) on a new connection, unseen by a meter above it.
+	KeepAliveTrap Mode = "keep-alive-trap"
+	// RateLimit answers 429 with Retry-After Options.RetryAfter ("1" when
+	// empty; "-" for none), forever.
+	RateLimit Mode = "429"
+	// Unavailable answers 503 forever (Retry-After as for RateLimit, none
+	// by default).
+	Unavailable Mode = "503"
+	// HTML answers every create 201 with the same HTML page and no charge
+	// behind it; find-by-reference answers as the reference provider.
+	HTML Mode = "html"
+	// EchoKey is the reference provider echoing the Authorization token
+	// in every charge id, in a response header and in every error body.
+	EchoKey Mode = "echo-key"
+)
+
+// Options configure a Server; the zero value is the reference provider.
+type Options struct {
+	Mode Mode
+	// After is how many requests (counted from 0, GETs included) the
+	// reference provider answers before Mode applies.
+	After int
+	// Until, when positive, is the request (counted like After) from
+	// which the reference provider answers again.
+	Until int
+	// RetryAfter is the Retry-After value of RateLimit and Unavailable.
+	RetryAfter string
+	// PostsOnly applies Mode to creates only: lookups are answered by the
+	// reference provider.
+	PostsOnly bool
+	// Target is where Redirect points (a base URL).
+	Target string
+	// Provider answers where the reference provider would (Reference,
+	// KeepAliveTrap, EchoKey, HTML's lookups, before After); default
+	// sut/provider with a 1 h retention window.
+	Provider http.Handler
+}
+
+// Server is a hostile provider on 127.0.0.1. Safe for concurrent use.
+type Server struct {
+	// URL is its base URL, "http://127.0.0.1:PORT".
+	URL  string
+	opts Options
+	prov http.Handler
+	srv  *http.Server
+	done chan struct{} // closed by Close: hanging handlers return
+
+	mu       sync.Mutex // guards the counts
+	requests int
+	posts    int
+	conns    int
+	arrived  []time.Time
+}
+
+// Start serves opts on a free loopback port until the test ends.
+func Start(t testing.TB, opts Options) *Server {
+	t.Helper()
+	if opts.Mode == "" {
+		opts.Mode = Reference
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opts.Provider == nil {
+		opts.Provider = provider.New(provider.Config{Retention: time.Hour})
+	}
+	s := &Server{URL: "http://" + ln.Addr().String(), opts: opts, prov: opts.Provider, done: make(chan struct{})}
+	s.srv = &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          log.New(io.Discard, "", 0),
+		ConnContext: func(ctx context.Context, _ net.Conn) context.Context {
+			s.mu.Lock()
+			s.conns++
+			s.mu.Unlock()
+			return context.WithValue(ctx, connKey{}, new(int))
+		},
+	}
+	go func() { _ = s.srv.Serve(ln) }()
+	t.Cleanup(s.Close)
+	return s
+}
+
+type connKey struct{}
+
+// Close stops the server and releases hanging handlers.
+func (s *Server) Close() {
+	select {
+	case <-s.done:
+		return
+	default:
+		close(s.done)
+	}
+	_ = s.srv.Close()
+}
+
+// Counts are what the server received so far: requests, creates (POSTs)
+// and TCP connections accepted.
+func (s *Server) Counts() (requests, posts, conns int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.requests, s.posts, s.conns
+}
+
+// Arrivals are the times the requests arrived, in order.
+func (s *Server) Arrivals() []time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Time(nil), s.arrived...)
+}
+
+// ServeHTTP answers r as the mode says.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	n := s.requests
+	s.requests++
+	if r.Method == http.MethodPost {
+		s.posts++
+	}
+	s.arrived = append(s.arrived, time.Now())
+	s.mu.Unlock()
+	onConn := r.Context().Value(connKey{}).(*int)
+	*onConn++ // one handler at a time per HTTP/1.1 connection
+	mode := s.opts.Mode
+	if n < s.opts.After || s.opts.Until > 0 && n >= s.opts.Until || s.opts.PostsOnly && r.Method != http.MethodPost {
+		mode = Reference
+	}
+	key := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+	switch mode {
+	case Hang:
+		select {
+		case <-r.Context().Done():
+		case <-s.done:
+		}
+	case Garbage:
+		s.hijack(w, func(c net.Conn) { _, _ = fmt.Fprintf(c, "\x00\x7fnot http %s\r\n\r\n", key) })
+	case Endless:
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_, _ = io.WriteString(w, `{"data":[`)
+		spaces := []byte(strings.Repeat(" ", 64<<10))
+		for {
+			if _, err := w.Write(spaces); err != nil {
+				return
+			}
+		}
+	case Dribble:
+		s.dribble(w, r)
+	case Redirect:
+		http.Redirect(w, r, s.opts.Target+r.URL.Path+"?"+r.URL.RawQuery+"&key="+key, http.StatusTemporaryRedirect)
+	case KeepAliveTrap:
+		if *onConn > 1 {
+			_, _ = io.Copy(io.Discard, r.Body) // the request was read in full
+			s.hijack(w, func(net.Conn) {})
+			return
+		}
+		s.prov.ServeHTTP(w, r)
+	case RateLimit, Unavailable:
+		ra := s.opts.RetryAfter
+		if ra == "" && mode == RateLimit {
+			ra = "1"
+		}
+		if ra != "" && ra != "-" {
+			w.Header().Set("Retry-After", ra)
+		}
+		code := http.StatusTooManyRequests
+		if mode == Unavailable {
+			code = http.StatusServiceUnavailable
+		}
+		w.Header().Set("Content-Type", "application/problem+json")
+		w.WriteHeader(code)
+		_, _ = fmt.Fprintf(w, `{"title":%q,"status":%d}`, http.StatusText(code), code)
+	case HTML:
+		if r.Method != http.MethodPost {
+			s.prov.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusCreated)
+		_, _ = io.WriteString(w, "<html><body>Thank you!</body></html>")
+	case EchoKey:
+		s.echo(w, r, key)
+	default:
+		s.prov.ServeHTTP(w, r)
+	}
+}
+
+// hijack takes the connection, lets f write to it, and closes it.
+func (s *Server) hijack(w http.ResponseWriter, f func(net.Conn)) {
+	c, buf, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return
+	}
+	_ = buf.Flush()
+	f(c)
+	_ = c.Close()
+}
+
+// dribble writes a 200 header, then a byte every 50 ms until the client
+// hangs up or the server closes.
+func (s *Server) dribble(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if _, err := io.WriteString(w, " "); err != nil || rc.Flush() != nil {
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-r.Context().Done():
+			return
+		case <-s.done:
+			return
+		}
+	}
+}
+
+// echo answers as the reference provider, with key in every charge id
+// ("ch_<key>_000001"), in the X-Echo header and in every error body.
+func (s *Server) echo(w http.ResponseWriter, r *http.Request, key string) {
+	rec := &recorder{header: http.Header{}}
+	s.prov.ServeHTTP(rec, r)
+	body := strings.ReplaceAll(rec.body.String(), `"ch_`, `"ch_`+key+`_`)
+	if rec.code >= 400 {
+		var m map[string]any
+		if json.Unmarshal([]byte(body), &m) == nil {
+			m["detail"] = "request by " + key
+			b, _ := json.Marshal(m)
+			body = string(b)
+		}
+	}
+	for k, vs := range rec.header {
+		w.Header()[k] = vs
+	}
+	w.Header().Del("Content-Length")
+	w.Header().Set("X-Echo", key)
+	w.WriteHeader(rec.code)
+	_, _ = io.WriteString(w, body)
+}
+
+// recorder is an http.ResponseWriter that keeps what is written.
+type recorder struct {
+	header http.Header
+	code   int
+	body   strings.Builder
+}
+
+func (r *recorder) Header() http.Header { return r.header }
+func (r *recorder) WriteHeader(code int) {
+	if r.code == 0 {
+		r.code = code
+	}
+}
+func (r *recorder) Write(b []byte) (int, error) {
+	r.WriteHeader(http.StatusOK)
+	return r.body.Write(b)
+}

@@ -1,0 +1,175 @@
+package remote
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/idemcheck/idemcheck/faults"
+)
+
+// wire is what every request to the provider leaves through, under the
+// dialects: one connection per request, HTTP/1.1 only, so net/http never
+// resends a request on a kept-alive connection the provider closed (it
+// retries a GET, or a POST carrying an Idempotency-Key, behind the meter's
+// back); redirects are answers, never hops; every answer is read whole
+// before it is returned, at most maxBody bytes (a longer one is an
+// *faults.OversizeError), with the API keys scrubbed from its status line,
+// headers and body; and a Retry-After on a 429 or 5xx holds the meter.
+type wire struct {
+	next    http.RoundTripper
+	maxBody int64
+	meter   *Meter
+	scrub   *strings.Replacer
+}
+
+// newWire is the provider's wire for cfg's keys and body cap.
+func newWire(cfg Config, meter *Meter) *wire {
+	t := &http.Transport{
+		Proxy:                  nil, // a loopback sandbox is never reached through HTTP_PROXY
+		DialContext:            (&net.Dialer{Timeout: 30 * time.Second}).DialContext,
+		DisableKeepAlives:      true,
+		ForceAttemptHTTP2:      false,
+		TLSNextProto:           map[string]func(string, *tls.Conn) http.RoundTripper{}, // no HTTP/2: its transport retries too
+		TLSHandshakeTimeout:    10 * time.Second,
+		ResponseHeaderTimeout:  60 * time.Second,
+		MaxResponseHeaderBytes: 64 << 10,
+	}
+	return &wire{next: t, maxBody: cfg.Limits.MaxBody, meter: meter, scrub: scrubber(cfg.APIKey, cfg.SecondAPIKey)}
+}
+
+// Redacted markers a scrubbed key is replaced with: the first and the
+// second account's key stay told apart.
+const (
+	RedactedKey  = "[redacted]"
+	RedactedKey2 = "[redacted 2]"
+)
+
+// scrubber replaces both keys, as they are and as a provider may echo
+// them escaped, with their markers.
+func scrubber(k1, k2 APIKey) *strings.Replacer {
+	var pairs []string
+	for _, k := range []struct {
+		key    APIKey
+		marker string
+	}{{k1, RedactedKey}, {k2, RedactedKey2}} {
+		if k.key == "" {
+			continue
+		}
+		for _, form := range echoForms(k.key.Reveal()) {
+			pairs = append(pairs, form, k.marker)
+		}
+	}
+	return strings.NewReplacer(pairs...)
+}
+
+// echoForms is s as it may come back: itself, JSON- and URL-escaped.
+func echoForms(s string) []string {
+	forms := []string{s}
+	if j := strings.Trim(string(mustJSON(s)), `"`); j != s {
+		forms = append(forms, j)
+	}
+	if u := url.QueryEscape(s); u != s {
+		forms = append(forms, u)
+	}
+	return forms
+}
+
+func (w *wire) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := w.next.RoundTrip(req)
+	if err != nil {
+		return nil, w.failure(req.Context(), err)
+	}
+	defer resp.Body.Close()
+	body, err := faults.ReadBody(resp.Body, w.maxBody)
+	if err != nil {
+		return nil, w.failure(req.Context(), fmt.Errorf("reading the %d answer: %w", resp.StatusCode, err))
+	}
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
+		if d, ok := ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok && d > 0 {
+			w.meter.Hold(d)
+		}
+	}
+	h := http.Header{}
+	for k, vs := range resp.Header {
+		for _, v := range vs {
+			h.Add(w.scrub.Replace(k), w.scrub.Replace(v))
+		}
+	}
+	if loc := h.Get("Location"); loc != "" && resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		// A redirect is evidence, never a hop: without Location no
+		// http.Client above follows it.
+		h.Del("Location")
+		h.Set(RedirectHeader, loc)
+	}
+	out := newResponse(req, resp.StatusCode, h, []byte(w.scrub.Replace(string(body))))
+	out.Status = w.scrub.Replace(resp.Status)
+	return out, nil
+}
+
+// RedirectHeader carries a 3xx answer's Location (scrubbed), which the
+// wire removes so that no client follows it.
+const RedirectHeader = "Idemcheck-Redirect-Location"
+
+// failure is err with the keys scrubbed from its text (net/http quotes a
+// malformed status line), and the duration budget named when the run's
+// deadline ended the request.
+func (w *wire) failure(ctx context.Context, err error) error {
+	if errors.Is(context.Cause(ctx), errDeadline) {
+		return &BudgetError{Resource: "duration", Limit: w.meter.limits.MaxDuration.String(), inFlight: true}
+	}
+	return &WireError{msg: w.scrub.Replace(err.Error()), err: err}
+}
+
+// WireError is a request that failed on the wire, with the real cause
+// first: "connection refused", "timeout", "oversize", "malformed answer",
+// or the transport's words. Its text never holds an API key.
+type WireError struct {
+	msg string
+	err error
+}
+
+func (e *WireError) Error() string { return "remote: " + Cause(e.err) + ": " + e.msg }
+
+// Unwrap gives the transport's error (errors.Is(err, faults.ErrOversize)).
+func (e *WireError) Unwrap() error { return e.err }
+
+// Cause names what went wrong with a request, in the words a report
+// leads with: "connection refused", "timeout", "oversize", "redirect",
+// "budget", "invalid header value", or "no answer".
+func Cause(err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, ErrBudget):
+		return "budget"
+	case errors.Is(err, faults.ErrOversize):
+		return "oversize"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	case strings.Contains(err.Error(), "invalid header field value"):
+		return "invalid header value"
+	case strings.Contains(err.Error(), "malformed HTTP"), strings.Contains(err.Error(), "EOF"):
+		return "malformed or cut answer"
+	}
+	return "no answer"
+}
+
+// errDeadline is the cause of a request context ended by the duration
+// budget's deadline.
+var errDeadline = errors.New("remote: the duration budget's deadline")
+
+// withDeadline bounds ctx by the meter's deadline, with errDeadline as
+// the cause, so a request in flight then ends then (not at its own
+// timeout).
+func (m *Meter) withDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithDeadlineCause(ctx, m.Deadline(), errDeadline)
+}
