@@ -258,3 +258,29 @@ func TestCertify_AnEchoedKeyIsInNothingWritten(t *testing.T) {
 	}
 	assert.GreaterOrEqual(t, len(files), 5, "certification.md, .json, .junit.xml, run.json, index.md, the job summary: %v", files)
 }
+
+// Regression (issue 11): a hang, a dribbling answer (and garbage, an
+// endless body, a refused connection) were reported as "not the reference
+// dialect". The preflight's error leads with the real cause.
+func TestCertify_PreflightNamesTheRealCause(t *testing.T) {
+	refused := &hostile.Server{URL: "http://127.0.0.1:1"}
+	for mode, cause := range map[hostile.Mode]string{
+		hostile.Hang:    "lookup by reference got no answer (timeout)",
+		hostile.Dribble: "lookup by reference got no answer (timeout)",
+		hostile.Garbage: "lookup by reference got no answer (malformed or cut answer)",
+		hostile.Endless: "lookup by reference got no answer (oversize)",
+		"refused":       "lookup by reference got no answer (connection refused)",
+	} {
+		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel() // each waits out the preflight's three tries
+			s := refused
+			if mode != "refused" {
+				s = hostile.Start(t, hostile.Options{Mode: mode})
+			}
+			_, err := certifyHostile(t, s, remote.Limits{}, certify.Options{RequestTimeout: 300 * time.Millisecond})
+			require.ErrorIs(t, err, certify.ErrDialect)
+			assert.Contains(t, err.Error(), "the first find-by-reference failed: "+cause)
+			assert.Less(t, strings.Index(err.Error(), cause), strings.Index(err.Error(), "dialect"), "the cause before the dialect hint: %v", err)
+		})
+	}
+}

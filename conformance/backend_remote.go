@@ -207,9 +207,7 @@ func (r *remoteBackend) Refresh() {
 // the run INCONCLUSIVE rather than failing it.
 func (r *remoteBackend) find(ref string) ([]models.Charge, error) {
 	for try := 1; ; try++ {
-		ctx, cancel := context.WithTimeout(context.Background(), remoteTimeout)
-		cs, err := r.p.Find(ctx, ref)
-		cancel()
+		cs, err := find(r.p, ref)
 		var le *remote.LookupError
 		if err == nil || !errors.As(err, &le) || !le.Transient() || try >= preflightTries {
 			return cs, err
@@ -218,6 +216,18 @@ func (r *remoteBackend) find(ref string) ([]models.Charge, error) {
 			pause(time.Second << (try - 1))
 		}
 	}
+}
+
+// find is p.Find(ref) within remoteTimeout, after a Retry-After the
+// provider asked for has passed (that wait is bounded by the duration
+// budget, not by remoteTimeout; one past the budget is its *HoldError).
+func find(p *remote.Provider, ref string) ([]models.Charge, error) {
+	if err := p.Wait(context.Background()); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), remoteTimeout)
+	defer cancel()
+	return p.Find(ctx, ref)
 }
 
 // pause waits d (a back-off between lookups; bounded by the caller).
@@ -256,9 +266,7 @@ func (r *remoteBackend) Exhausted() (bool, string) {
 func preflight(p *remote.Provider) error {
 	var err error
 	for try := 1; ; try++ {
-		ctx, cancel := context.WithTimeout(context.Background(), remoteTimeout)
-		_, err = p.Find(ctx, "idemcheck-"+p.RunID()+"-preflight")
-		cancel()
+		_, err = find(p, "idemcheck-"+p.RunID()+"-preflight")
 		if err == nil || errors.Is(err, remote.ErrBudget) {
 			return nil
 		}

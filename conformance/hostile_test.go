@@ -95,3 +95,20 @@ func TestRemotePropertyScrubsAnEchoedKey(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, strings.Contains(string(md), "ch_[redacted]_"), "the echoed key shows as redacted in the charge ids")
 }
+
+// Regression (issue 11): net/http resent requests on kept-alive
+// connections behind the meter. The property against the keep-alive
+// trap — double clicks included — never gets more to the provider than
+// its budget, and the provider receives exactly one request per
+// connection.
+func TestRemotePropertyBudgetHoldsAgainstAKeepAliveTrap(t *testing.T) {
+	s := hostile.Start(t, hostile.Options{Mode: hostile.KeepAliveTrap})
+	out, failed, _ := runConformance(t, "1", "IDEMCHECK_PROVIDER="+s.URL, "IDEMCHECK_MUTANT=", "IDEMCHECK_MAX_REQUESTS=60", "IDEMCHECK_MAX_CHARGES=30")
+	require.False(t, failed, out)
+	assert.Contains(t, out, "INCONCLUSIVE: the ")
+	reqs, posts, conns := s.Counts()
+	t.Logf("the provider received %d requests, %d creates, on %d connections", reqs, posts, conns)
+	assert.LessOrEqual(t, reqs, 60)
+	assert.LessOrEqual(t, posts, 30)
+	assert.Equal(t, reqs, conns)
+}
