@@ -28,9 +28,9 @@ type Config struct {
 	// SecondAPIKey is a second account's key, for the cross-account
 	// requirement; "" leaves it INCONCLUSIVE. IDEMCHECK_API_KEY_2.
 	SecondAPIKey APIKey
-	// ProfilePath is the provider profile to load; "" for the dialect's
-	// built-in profile (profiles/reference.json or profiles/stripe-mock.json
-	// say the same). IDEMCHECK_PROFILE.
+	// ProfilePath is the provider profile to load; "" to judge the
+	// provider against the draft alone (DraftProfile: none of
+	// refprovider's or stripe-mock's own claims). IDEMCHECK_PROFILE.
 	ProfilePath string
 	// Profile is the loaded profile; set by FromEnv or by the caller.
 	Profile Profile

@@ -34,7 +34,8 @@ type stripeDialect struct {
 
 func (stripeDialect) Name() string { return DialectStripe }
 
-// maxStripeBody bounds a provider answer read by the dialect: 4 MiB.
+// maxStripeBody bounds a body the dialect reads: 4 MiB. A provider's
+// answer reaches it already cut at Limits.MaxBody by the wire.
 const maxStripeBody = 4 << 20
 
 type stripeCharge struct {

@@ -33,7 +33,7 @@ type wire struct {
 // newWire is the provider's wire for cfg's keys and body cap.
 func newWire(cfg Config, meter *Meter) *wire {
 	t := &http.Transport{
-		Proxy:                  nil, // a loopback sandbox is never reached through HTTP_PROXY
+		Proxy:                  http.ProxyFromEnvironment, // as before; loopback is never proxied
 		DialContext:            (&net.Dialer{Timeout: 30 * time.Second}).DialContext,
 		DisableKeepAlives:      true,
 		ForceAttemptHTTP2:      false,
@@ -142,8 +142,9 @@ func (e *WireError) Error() string { return "remote: " + Cause(e.err) + ": " + e
 func (e *WireError) Unwrap() error { return e.err }
 
 // Cause names what went wrong with a request, in the words a report
-// leads with: "connection refused", "timeout", "oversize", "redirect",
-// "budget", "invalid header value", or "no answer".
+// leads with: "budget", "oversize", "connection refused", "timeout",
+// "invalid header value", "malformed or cut answer", or "no answer". (A
+// redirect is an answer, not an error: see RedirectHeader.)
 func Cause(err error) string {
 	var ne net.Error
 	switch {
