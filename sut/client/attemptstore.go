@@ -66,10 +66,10 @@ type AttemptStore interface {
 	// provider's truth, so it is recorded even over an Abandoned attempt;
 	// an order already Paid keeps its first charge id.
 	Succeed(ctx context.Context, e Epoch, id uuid.UUID, chargeID string) (models.Order, error)
-	// Close ends attempt id with status (Declined, or Abandoned by a planted
+	// EndAttempt ends attempt id with status (Declined, or Abandoned by a planted
 	// bug) if it is still Open; its order goes back to Placed. It returns
 	// the order as stored after the call.
-	Close(ctx context.Context, e Epoch, id uuid.UUID, status models.AttemptStatus) (models.Order, error)
+	EndAttempt(ctx context.Context, e Epoch, id uuid.UUID, status models.AttemptStatus) (models.Order, error)
 	// Abandon gives up attempt a.ID when it is still Open and nothing was
 	// sent under its key after a.IdleSince — one conditional update, so two
 	// reconcilers (or a reconciler and a shopper resending the key) cannot

@@ -226,7 +226,7 @@ func (c *Client) checkout(ctx context.Context, orderID int64, cardToken string, 
 		r.ChargeID = res.chargeID
 		return r
 	case chargeDeclined:
-		o, err := c.store.Close(sctx, c.epoch, att.ID, models.AttemptDeclined)
+		o, err := c.store.EndAttempt(sctx, c.epoch, att.ID, models.AttemptDeclined)
 		if err != nil {
 			return c.crashResult(order, attemptID, err)
 		}

@@ -145,7 +145,7 @@ func (pl Planted) misread(res chargeResult) chargeResult {
 // (planted bug: UnknownShownAsFailure).
 func (c *Client) unknownAsFailure(order models.Order, att models.PaymentAttempt, res chargeResult) CheckoutResult {
 	attemptID := att.ID.String()
-	o, err := c.store.Close(c.storeCtx(context.Background()), c.epoch, att.ID, models.AttemptAbandoned)
+	o, err := c.store.EndAttempt(c.storeCtx(context.Background()), c.epoch, att.ID, models.AttemptAbandoned)
 	if err != nil {
 		return c.crashResult(order, attemptID, err)
 	}

@@ -193,8 +193,8 @@ func (s *Store) Abandon(_ context.Context, e Epoch, sp AbandonSpec) (abandoned b
 	return true, nil
 }
 
-// Close implements AttemptStore.
-func (s *Store) Close(_ context.Context, e Epoch, id uuid.UUID, status models.AttemptStatus) (models.Order, error) {
+// EndAttempt implements AttemptStore.
+func (s *Store) EndAttempt(_ context.Context, e Epoch, id uuid.UUID, status models.AttemptStatus) (models.Order, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.currentLocked(e) {
