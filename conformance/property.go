@@ -216,7 +216,7 @@ func (m *machine) conclude(t *rapid.T) {
 func (m *machine) payAbandonedAgain() {
 	w := m.w
 	for _, o := range w.orders {
-		before := w.store.Attempts()
+		before := w.attempts()
 		if m.failed != nil || m.broken != nil || w.order(o.ID).Status != models.OrderPlaced || !hasAbandoned(before, o.ID) {
 			continue
 		}
@@ -291,6 +291,7 @@ func (r *runState) Property() func(*rapid.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			t.Cleanup(w.close) // after the drain below (cleanups run last first)
 			m := &machine{run: r, w: w}
 			// A bubble's time stops when its main goroutine exits, so a
 			// check that fails mid-sequence must first let the provider's
@@ -317,6 +318,7 @@ func (r *runState) realTime(t *rapid.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer w.close()
 	m := &machine{run: r, w: w}
 	t.Repeat(m.actions())
 	m.finish()
@@ -433,6 +435,10 @@ func run(t *testing.T, cfg Config, stats *Stats) *Stats {
 		if cfg.Provider != ProviderEmbedded && m.Side == "provider" {
 			t.Fatalf("mutant %s plants a bug in the embedded provider; IDEMCHECK_PROVIDER=%s tests another provider (use a client mutant, or the embedded provider; cmd/refprovider -mutant serves a provider mutant)", m.Name, reports.RedactURL(cfg.Provider))
 		}
+	}
+	r.cfg = r.cfg.withNeeds(r.mutant)
+	if err := r.cfg.checkStore(t.Context()); err != nil {
+		t.Fatal(err) // before rapid: a store that does not answer is not a counterexample
 	}
 	t.Cleanup(func() {
 		if t.Failed() {

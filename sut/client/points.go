@@ -30,6 +30,10 @@ const (
 	PointBeforeSettle Point = "before-settle"
 )
 
+// CheckoutPoints are the crash points of one checkout, in the order it
+// passes them.
+var CheckoutPoints = []Point{PointBeforeStore, PointBeforeSend, PointRequestOut, PointBeforeStatus}
+
 // pointTransport calls Config.At(PointRequestOut) after each POST's try
 // came back from the wire, before the client reads it.
 type pointTransport struct {

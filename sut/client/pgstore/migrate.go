@@ -48,6 +48,12 @@ func migrate(ctx context.Context, conn *pgx.Conn, schema string) error {
 		return err
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
+	// Schema changes need not wait for the WAL flush: a schema lost with the
+	// server is made again at the next Open (the store's own writes keep the
+	// server's setting).
+	if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit TO off`); err != nil {
+		return err
+	}
 	steps := []string{
 		`SELECT pg_advisory_xact_lock(hashtext('idemcheck-pgstore:' || $1))`,
 		`CREATE SCHEMA IF NOT EXISTS ` + schema,

@@ -88,7 +88,14 @@ func (s *Store) Close() { s.pool.Close() }
 // Drop removes the store's schema with every row in it, then closes the pool.
 func (s *Store) Drop(ctx context.Context) error {
 	defer s.pool.Close()
-	if _, err := s.pool.Exec(ctx, `DROP SCHEMA IF EXISTS `+s.schema+` CASCADE`); err != nil {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit TO off`); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `DROP SCHEMA IF EXISTS `+s.schema+` CASCADE`)
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("pgstore: drop schema %s: %w", s.schema, err)
 	}
 	return nil

@@ -16,16 +16,13 @@ import (
 	"github.com/idemcheck/idemcheck/sut/provider"
 )
 
-// CheckoutPoints are the crash points of one checkout, in order.
-var CheckoutPoints = []client.Point{client.PointBeforeStore, client.PointBeforeSend, client.PointRequestOut, client.PointBeforeStatus}
-
 // RunCrashPoints kills a client at each crash point of a checkout against
 // the reference provider, restarts it over the same store, lets the
 // shopper pay again, and checks that the order is charged once under one
 // key. Each point runs in its own testing/synctest bubble; open is called
 // inside it (a pool must be made and closed in its bubble).
 func RunCrashPoints(t *testing.T, open func(t *testing.T) client.AttemptStore) {
-	for _, p := range CheckoutPoints {
+	for _, p := range client.CheckoutPoints {
 		t.Run(string(p), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) { crashAt(t, open(t), p) })
 		})
