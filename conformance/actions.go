@@ -158,9 +158,7 @@ func (m *machine) callbackRace(t *rapid.T) {
 func (m *machine) advanceTime(t *rapid.T) {
 	d := rapid.SampledFrom(advanceSteps).Draw(t, "by")
 	m.step("time-passes", d.String())
-	id := m.w.hist.BeginOp(models.Operation{Actor: "clock", Kind: models.OpAdvance, Detail: d.String(), InvokedAt: m.w.clock.Now()})
-	m.w.clock.Advance(d)
-	m.w.hist.EndOp(id, func(op *models.Operation) { op.Returned, op.ReturnedAt = true, m.w.clock.Now() })
+	m.w.advance(d)
 	if d >= jobSurely {
 		m.w.reconcile("reconciler (scheduled)")
 	}

@@ -38,8 +38,14 @@ const (
 )
 
 func (r race) String() string {
-	return [...]string{"", "a second reconciler runs between its read and its write", "the shopper resends the key between its read and its write"}[r]
+	return [...]string{"", "after the job was down 31m0s, a second reconciler runs between its read and its write",
+		"after the job was down 31m0s, the shopper resends the key between its read and its write"}[r]
 }
+
+// raceDowntime is how long the job was down before a raced run: past
+// AbandonAfter (30 min), so the run has attempts to abandon, which is where
+// a write that does not re-check the row goes wrong.
+const raceDowntime = 31 * time.Minute
 
 // drawRace draws a reconciliation's race: none without a draw when there
 // is one instance.
@@ -55,6 +61,9 @@ func (m *machine) drawRace(t *rapid.T) race {
 // every replay.
 func (m *machine) raceReconciliation(r race) {
 	w := m.w
+	if r != raceNone {
+		w.advance(raceDowntime)
+	}
 	switch r {
 	case raceReconcil:
 		w.points.arm(client.PointBeforeSettle, func() { w.reconcileOn(1, "reconciler 2") })

@@ -73,6 +73,8 @@ type Config struct {
 	// races a second reconciler or a shopper's resend.
 	// IDEMCHECK_CLIENT_INSTANCES.
 	Instances int
+
+	pgSchema string // the run's PostgreSQL schema (prepareStore)
 }
 
 // The providers under test.

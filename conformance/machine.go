@@ -227,6 +227,13 @@ func (w *world) pay(actor string, order models.Order, card string,
 	return res
 }
 
+// advance lets d pass on the run's clock, recorded as the clock's operation.
+func (w *world) advance(d time.Duration) {
+	id := w.hist.BeginOp(models.Operation{Actor: "clock", Kind: models.OpAdvance, Detail: d.String(), InvokedAt: w.clock.Now()})
+	w.clock.Advance(d)
+	w.hist.EndOp(id, func(op *models.Operation) { op.Returned, op.ReturnedAt = true, w.clock.Now() })
+}
+
 // reconcile runs the reconciliation job once.
 func (w *world) reconcile(actor string) client.ReconcileReport {
 	id := w.hist.BeginOp(models.Operation{Actor: actor, Kind: models.OpReconcile, InvokedAt: w.clock.Now()})

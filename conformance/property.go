@@ -436,10 +436,11 @@ func run(t *testing.T, cfg Config, stats *Stats) *Stats {
 			t.Fatalf("mutant %s plants a bug in the embedded provider; IDEMCHECK_PROVIDER=%s tests another provider (use a client mutant, or the embedded provider; cmd/refprovider -mutant serves a provider mutant)", m.Name, reports.RedactURL(cfg.Provider))
 		}
 	}
-	r.cfg = r.cfg.withNeeds(r.mutant)
-	if err := r.cfg.checkStore(t.Context()); err != nil {
+	dropStore := func() {}
+	if r.cfg, dropStore, err = r.cfg.withNeeds(r.mutant).prepareStore(t.Context()); err != nil {
 		t.Fatal(err) // before rapid: a store that does not answer is not a counterexample
 	}
+	t.Cleanup(dropStore)
 	t.Cleanup(func() {
 		if t.Failed() {
 			if f, ok := r.last.get(); ok {

@@ -70,31 +70,44 @@ func (c Config) withNeeds(m *mutants.Mutant) Config {
 	return c
 }
 
-// checkStore fails, before any sequence, when the configured store does not
-// answer, with a message naming IDEMCHECK_POSTGRES_URL.
-func (c Config) checkStore(ctx context.Context) error {
+// prepareStore makes the run's PostgreSQL schema when the store is
+// "postgres" — failing, before any sequence, with a message naming
+// IDEMCHECK_POSTGRES_URL when the database does not answer — and returns c
+// naming it, and a cleanup that drops it. Each sequence then opens its own
+// Store in the schema and empties it first (openStore): sequences of one
+// run never overlap, and the schema's DDL is paid once per run.
+func (c Config) prepareStore(ctx context.Context) (Config, func(), error) {
 	if c.ClientStore != StorePostgres {
-		return nil
+		return c, func() {}, nil
 	}
-	s, err := pgstore.Open(ctx, c.PostgresURL, pgstore.NewSchemaName("preflight"))
+	c.pgSchema = pgstore.NewSchemaName("run")
+	s, err := pgstore.Open(ctx, c.PostgresURL, c.pgSchema)
 	if err != nil {
-		return fmt.Errorf("conformance: IDEMCHECK_CLIENT_STORE=postgres: %w", err)
+		return c, nil, fmt.Errorf("conformance: IDEMCHECK_CLIENT_STORE=postgres: %w", err)
 	}
-	return s.Drop(ctx)
+	return c, func() { _ = s.Drop(context.Background()) }, nil
 }
 
 // openStore opens the client's store for one sequence: a new in-memory
-// Store, or a PostgreSQL schema of its own; done closes it (and drops the
-// schema) and must run where it was opened (the same bubble).
+// Store, or a Store over the run's PostgreSQL schema, emptied; done closes
+// it and must run where it was opened (the same bubble).
 func openStore(cfg Config) (store client.AttemptStore, done func(), err error) {
 	if cfg.ClientStore != StorePostgres {
 		return client.NewStore(), func() {}, nil
 	}
-	s, err := pgstore.Open(context.Background(), cfg.PostgresURL, pgstore.NewSchemaName("seq"))
+	if cfg.pgSchema == "" {
+		return nil, nil, fmt.Errorf("conformance: the postgres store has no schema (Run makes it)")
+	}
+	ctx := context.Background()
+	s, err := pgstore.Connect(ctx, cfg.PostgresURL, cfg.pgSchema)
 	if err != nil {
 		return nil, nil, err
 	}
-	return s, func() { _ = s.Drop(context.Background()) }, nil
+	if err := s.Reset(ctx); err != nil {
+		s.Close()
+		return nil, nil, fmt.Errorf("conformance: empty the client's store: %w", err)
+	}
+	return s, s.Close, nil
 }
 
 // instanceName is the Config.Instance of client instance i (from 0) of n:
