@@ -74,7 +74,7 @@ type Config struct {
 	// IDEMCHECK_CLIENT_INSTANCES.
 	Instances int
 
-	pgSchema string // the run's PostgreSQL schema (prepareStore)
+	pgStore *outsideStore // the run's PostgreSQL store (prepareStore)
 }
 
 // The providers under test.

@@ -37,10 +37,9 @@ type world struct {
 	// schedules lists each step's drawn fault schedule, for the report.
 	schedules []string
 	// store is the client's attempt store (Config.ClientStore), shared by
-	// every instance; closeStore closes it (drops its schema).
-	store      client.AttemptStore
-	closeStore func()
-	ccfg       client.Config
+	// every instance.
+	store client.AttemptStore
+	ccfg  client.Config
 	// cli is client instance 0; extra holds instances 1.. when
 	// Config.Instances > 1, each a process of its own over store.
 	cli   *client.Client
@@ -100,21 +99,17 @@ func newWorld(cfg Config, m *mutants.Mutant) (*world, error) {
 		m.Client(&w.ccfg)
 	}
 	w.ccfg.At = w.points.at
-	store, done, err := openStore(cfg)
+	store, err := openStore(cfg)
 	if err != nil {
 		return nil, err
 	}
-	w.store, w.closeStore = store, done
+	w.store = store
 	w.cli = w.open(0)
 	for i := 1; i < cfg.Instances; i++ {
 		w.extra = append(w.extra, w.open(i))
 	}
 	return w, nil
 }
-
-// close closes the client's store; it runs where newWorld ran (the
-// sequence's bubble), after in-flight work ended.
-func (w *world) close() { w.closeStore() }
 
 // open starts a process of client instance i over the store.
 func (w *world) open(i int) *client.Client {

@@ -291,7 +291,6 @@ func (r *runState) Property() func(*rapid.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(w.close) // after the drain below (cleanups run last first)
 			m := &machine{run: r, w: w}
 			// A bubble's time stops when its main goroutine exits, so a
 			// check that fails mid-sequence must first let the provider's
@@ -318,7 +317,6 @@ func (r *runState) realTime(t *rapid.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.close()
 	m := &machine{run: r, w: w}
 	t.Repeat(m.actions())
 	m.finish()

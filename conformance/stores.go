@@ -70,44 +70,42 @@ func (c Config) withNeeds(m *mutants.Mutant) Config {
 	return c
 }
 
-// prepareStore makes the run's PostgreSQL schema when the store is
+// prepareStore opens the run's PostgreSQL store when the store is
 // "postgres" — failing, before any sequence, with a message naming
-// IDEMCHECK_POSTGRES_URL when the database does not answer — and returns c
-// naming it, and a cleanup that drops it. Each sequence then opens its own
-// Store in the schema and empties it first (openStore): sequences of one
-// run never overlap, and the schema's DDL is paid once per run.
+// IDEMCHECK_POSTGRES_URL when the database does not answer — in a schema
+// of the run's own, behind an outsideStore, and returns c holding it and a
+// cleanup that drops the schema. Each sequence empties it first
+// (openStore): sequences of one run never overlap, and the schema's DDL
+// and the connections are paid once per run. Call it outside any bubble.
 func (c Config) prepareStore(ctx context.Context) (Config, func(), error) {
 	if c.ClientStore != StorePostgres {
 		return c, func() {}, nil
 	}
-	c.pgSchema = pgstore.NewSchemaName("run")
-	s, err := pgstore.Open(ctx, c.PostgresURL, c.pgSchema)
+	s, err := pgstore.Open(ctx, c.PostgresURL, pgstore.NewSchemaName("run"))
 	if err != nil {
 		return c, nil, fmt.Errorf("conformance: IDEMCHECK_CLIENT_STORE=postgres: %w", err)
 	}
-	return c, func() { _ = s.Drop(context.Background()) }, nil
+	out, stop := newOutside(s, pgstore.MaxConns)
+	c.pgStore = out
+	return c, func() {
+		stop()
+		_ = s.Drop(context.Background())
+	}, nil
 }
 
 // openStore opens the client's store for one sequence: a new in-memory
-// Store, or a Store over the run's PostgreSQL schema, emptied; done closes
-// it and must run where it was opened (the same bubble).
-func openStore(cfg Config) (store client.AttemptStore, done func(), err error) {
+// Store, or the run's PostgreSQL store, emptied.
+func openStore(cfg Config) (client.AttemptStore, error) {
 	if cfg.ClientStore != StorePostgres {
-		return client.NewStore(), func() {}, nil
+		return client.NewStore(), nil
 	}
-	if cfg.pgSchema == "" {
-		return nil, nil, fmt.Errorf("conformance: the postgres store has no schema (Run makes it)")
+	if cfg.pgStore == nil {
+		return nil, fmt.Errorf("conformance: the postgres store is not open (Run opens it)")
 	}
-	ctx := context.Background()
-	s, err := pgstore.Connect(ctx, cfg.PostgresURL, cfg.pgSchema)
-	if err != nil {
-		return nil, nil, err
+	if err := cfg.pgStore.reset(); err != nil {
+		return nil, fmt.Errorf("conformance: empty the client's store: %w", err)
 	}
-	if err := s.Reset(ctx); err != nil {
-		s.Close()
-		return nil, nil, fmt.Errorf("conformance: empty the client's store: %w", err)
-	}
-	return s, s.Close, nil
+	return cfg.pgStore, nil
 }
 
 // instanceName is the Config.Instance of client instance i (from 0) of n:

@@ -33,7 +33,6 @@ func resendDuringReconciliation(t *testing.T, store, mutant string) *ViolationEr
 		}
 		w, err := newWorld(cfg, m)
 		require.NoError(t, err)
-		defer w.close()
 		o := w.openOrder("shopper", 5000, "TRY")
 		drop := faults.Fault{Kind: faults.KindDropRequest}
 		w.faults.Schedule([]faults.Fault{drop, drop, drop, drop})
