@@ -1,7 +1,10 @@
 package conformance_test
 
 import (
+	"net"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/idemcheck/idemcheck/conformance"
 )
@@ -24,4 +27,21 @@ func TestConformanceOnStores(t *testing.T) {
 			conformance.Run(t, cfg)
 		})
 	}
+}
+
+// TestConformanceNamesTheVariableWhenPostgresDoesNotAnswer: a database
+// that does not answer fails the main job before the first sequence, with
+// a message naming IDEMCHECK_POSTGRES_URL; it never skips.
+func TestConformanceNamesTheVariableWhenPostgresDoesNotAnswer(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close()) // nothing listens there now
+	out, failed, _ := runConformance(t, "1", "IDEMCHECK_CLIENT_STORE=postgres",
+		"IDEMCHECK_POSTGRES_URL=postgres://postgres@"+addr+"/test?connect_timeout=5", "IDEMCHECK_MUTANT=")
+	require.True(t, failed, out)
+	require.Contains(t, out, "IDEMCHECK_POSTGRES_URL")
+	require.Contains(t, out, "does not answer")
+	require.NotContains(t, out, "SKIP")
+	require.NotContains(t, out, "[rapid]", "no sequence ran")
 }

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"strings"
 	"testing"
 	"testing/synctest"
 
@@ -61,4 +62,38 @@ func TestReconciliationRacedByAResendKeepsTheSettledAttempt(t *testing.T) {
 			assert.Equal(t, BooksBalance, v.Invariant)
 		})
 	}
+}
+
+func TestStoreVariablesAreChecked(t *testing.T) {
+	for env, want := range map[string]string{
+		"IDEMCHECK_CLIENT_STORE=redis":    `IDEMCHECK_CLIENT_STORE="redis" is not supported`,
+		"IDEMCHECK_CLIENT_INSTANCES=4":    `IDEMCHECK_CLIENT_INSTANCES="4" is not a count of client instances (1 to 3)`,
+		"IDEMCHECK_CLIENT_INSTANCES=zero": `IDEMCHECK_CLIENT_INSTANCES="zero"`,
+	} {
+		name, value, _ := strings.Cut(env, "=")
+		t.Run(env, func(t *testing.T) {
+			t.Setenv(name, value)
+			_, err := FromEnv()
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), want)
+		})
+	}
+	t.Setenv("IDEMCHECK_CLIENT_STORE", "")
+	t.Setenv("IDEMCHECK_CLIENT_INSTANCES", "")
+	cfg, err := FromEnv()
+	require.NoError(t, err)
+	assert.Equal(t, StoreMemory, cfg.ClientStore)
+	assert.Equal(t, 1, cfg.Instances)
+}
+
+func TestAMutantGetsTheStoreAndInstancesItNeeds(t *testing.T) {
+	m, err := mutants.Lookup("pg-unconditional-settle")
+	require.NoError(t, err)
+	cfg, err := Config{Instances: 3}.withDefaults()
+	require.NoError(t, err)
+	got := cfg.withNeeds(&m)
+	assert.Equal(t, StorePostgres, got.ClientStore)
+	assert.Equal(t, 3, got.Instances, "more instances than the mutant needs are kept")
+	cfg.Instances = 1
+	assert.Equal(t, 2, cfg.withNeeds(&m).Instances)
 }

@@ -24,9 +24,11 @@ type ReconcileReport struct {
 
 // ReconciliationJob settles open attempts by asking the provider for their
 // charges (seed article 000, PaymentReconciliationJob). It is safe for
-// concurrent use, though one job per store is the intended deployment: two
-// runs may ask about the same attempt, which is harmless (a GET), and
-// their writes are idempotent.
+// concurrent use, and several instances may each run one over one store:
+// two runs may ask about the same attempt, which is harmless (a GET), and
+// the store's abandon is conditional (still Open, not resent since), so a
+// run whose answer went stale between its read and its write changes
+// nothing. Config.At is called at PointBeforeSettle for each attempt.
 type ReconciliationJob struct {
 	c *Client
 }
