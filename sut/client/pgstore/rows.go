@@ -50,19 +50,21 @@ func queryAttempts(ctx context.Context, q querier, sql string, args ...any) ([]m
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (models.PaymentAttempt, error) {
-		var a models.PaymentAttempt
-		var created, sent int64
-		var checked *int64
-		var status string
-		err := row.Scan(&a.ID, &a.OrderID, &a.IdempotencyKey, &a.Amount, &a.Currency, &a.CardTokenHash,
-			&created, &sent, &checked, &status, &a.ProviderChargeID)
-		a.CreatedAt, a.LastSentAt, a.Status = fromNS(created), fromNS(sent), models.AttemptStatus(status)
-		if checked != nil {
-			a.LastCheckedAt = fromNS(*checked)
-		}
-		return a, err
-	})
+	return pgx.CollectRows(rows, scanAttempt)
+}
+
+func scanAttempt(row pgx.CollectableRow) (models.PaymentAttempt, error) {
+	var a models.PaymentAttempt
+	var created, sent int64
+	var checked *int64
+	var status string
+	err := row.Scan(&a.ID, &a.OrderID, &a.IdempotencyKey, &a.Amount, &a.Currency, &a.CardTokenHash,
+		&created, &sent, &checked, &status, &a.ProviderChargeID)
+	a.CreatedAt, a.LastSentAt, a.Status = fromNS(created), fromNS(sent), models.AttemptStatus(status)
+	if checked != nil {
+		a.LastCheckedAt = fromNS(*checked)
+	}
+	return a, err
 }
 
 // ns is t in Unix nanoseconds (the columns' unit).

@@ -101,13 +101,8 @@ func (s *Store) Close() { s.pool.Close() }
 // Drop removes the store's schema with every row in it, then closes the pool.
 func (s *Store) Drop(ctx context.Context) error {
 	defer s.pool.Close()
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit TO off`); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, `DROP SCHEMA IF EXISTS `+s.schema+` CASCADE`)
-		return err
-	})
+	// One simple-protocol call; the commit need not wait for the WAL flush.
+	_, err := s.pool.Exec(ctx, `BEGIN; SET LOCAL synchronous_commit TO off; DROP SCHEMA IF EXISTS `+s.schema+` CASCADE; COMMIT`)
 	if err != nil {
 		return fmt.Errorf("pgstore: drop schema %s: %w", s.schema, err)
 	}
@@ -148,27 +143,39 @@ func (s *Store) Fence(ctx context.Context, e client.Epoch) error {
 // write runs fn in one transaction of epoch e: it reads the instance's
 // epoch FOR SHARE first (so a Fence waits for the transaction, and the
 // transaction sees any Fence committed before it) and commits nothing when
-// e is stale. An error from fn rolls the transaction back.
-func (s *Store) write(ctx context.Context, e client.Epoch, fn func(pgx.Tx) error) error {
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var cur int64
-		err := tx.QueryRow(ctx, `SELECT epoch FROM client_instances WHERE instance = $1 FOR SHARE`, e.Instance).Scan(&cur)
-		switch {
-		case errors.Is(err, pgx.ErrNoRows):
-			return client.ErrFenced
-		case err != nil:
-			return err
-		case uint64(cur) != e.N:
-			return client.ErrFenced
-		}
-		return fn(tx)
+// e is stale. An error from fn rolls the transaction back. BEGIN and the
+// epoch read go as one batch: a round trip less per write.
+func (s *Store) write(ctx context.Context, e client.Epoch, fn func(querier) error) error {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release() // the pool drops a connection left inside a transaction
+	var cur int64
+	b := &pgx.Batch{}
+	b.Queue(`BEGIN`)
+	b.Queue(`SELECT epoch FROM client_instances WHERE instance = $1 FOR SHARE`, e.Instance).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&cur)
 	})
+	err = conn.SendBatch(ctx, b).Close()
+	switch {
+	case errors.Is(err, pgx.ErrNoRows), err == nil && uint64(cur) != e.N:
+		err = client.ErrFenced
+	case err == nil:
+		err = fn(conn)
+	}
+	if err != nil {
+		_, _ = conn.Exec(ctx, `ROLLBACK`)
+		return err
+	}
+	_, err = conn.Exec(ctx, `COMMIT`)
+	return err
 }
 
 // OpenOrder implements client.AttemptStore.
 func (s *Store) OpenOrder(ctx context.Context, e client.Epoch, total int64, currency string) (models.Order, error) {
 	o := models.Order{Total: total, Currency: currency, Status: models.OrderPlaced}
-	err := s.write(ctx, e, func(tx pgx.Tx) error {
+	err := s.write(ctx, e, func(tx querier) error {
 		return tx.QueryRow(ctx, `INSERT INTO orders (total, currency, status) VALUES ($1, $2, $3) RETURNING id`,
 			total, currency, string(o.Status)).Scan(&o.ID)
 	})
@@ -189,7 +196,7 @@ func (s *Store) LoadOrder(ctx context.Context, id int64) (models.Order, error) {
 // PaymentPending.
 func (s *Store) GetOrStart(ctx context.Context, e client.Epoch, sp client.StartSpec) (client.Started, error) {
 	var st client.Started
-	err := s.write(ctx, e, func(tx pgx.Tx) error {
+	err := s.write(ctx, e, func(tx querier) error {
 		o, err := loadOrder(ctx, tx, sp.OrderID, " FOR UPDATE")
 		if err != nil {
 			return err
@@ -237,7 +244,7 @@ func (s *Store) GetOrStart(ctx context.Context, e client.Epoch, sp client.StartS
 // openAttempt is the order's open attempt GetOrStart considers: the first
 // Open one; under the planted bugs none (IgnoreOpen) or only one with the
 // same card and amount (NoCardGuard).
-func (s *Store) openAttempt(ctx context.Context, tx pgx.Tx, o models.Order, sp client.StartSpec) (models.PaymentAttempt, bool, error) {
+func (s *Store) openAttempt(ctx context.Context, tx querier, o models.Order, sp client.StartSpec) (models.PaymentAttempt, bool, error) {
 	if sp.IgnoreOpen { // planted bug: CallbackOwnKey
 		return models.PaymentAttempt{}, false, nil
 	}
@@ -256,7 +263,7 @@ func (s *Store) openAttempt(ctx context.Context, tx pgx.Tx, o models.Order, sp c
 
 // lockAttempt locks the order row of attempt id (orders before attempts,
 // in every transaction) and returns the order id.
-func lockAttempt(ctx context.Context, tx pgx.Tx, id uuid.UUID) (int64, error) {
+func lockAttempt(ctx context.Context, tx querier, id uuid.UUID) (int64, error) {
 	var orderID int64
 	err := tx.QueryRow(ctx, `SELECT o.id FROM orders o JOIN payment_attempts a ON a.order_id = o.id
 		WHERE a.id = $1 FOR UPDATE OF o`, id).Scan(&orderID)
@@ -269,7 +276,7 @@ func lockAttempt(ctx context.Context, tx pgx.Tx, id uuid.UUID) (int64, error) {
 // Succeed implements client.AttemptStore.
 func (s *Store) Succeed(ctx context.Context, e client.Epoch, id uuid.UUID, chargeID string) (models.Order, error) {
 	var o models.Order
-	err := s.write(ctx, e, func(tx pgx.Tx) error {
+	err := s.write(ctx, e, func(tx querier) error {
 		orderID, err := lockAttempt(ctx, tx, id)
 		if err != nil {
 			return err
@@ -289,7 +296,7 @@ func (s *Store) Succeed(ctx context.Context, e client.Epoch, id uuid.UUID, charg
 // EndAttempt implements client.AttemptStore.
 func (s *Store) EndAttempt(ctx context.Context, e client.Epoch, id uuid.UUID, status models.AttemptStatus) (models.Order, error) {
 	var o models.Order
-	err := s.write(ctx, e, func(tx pgx.Tx) error {
+	err := s.write(ctx, e, func(tx querier) error {
 		orderID, err := lockAttempt(ctx, tx, id)
 		if err != nil {
 			return err
@@ -307,7 +314,7 @@ func (s *Store) EndAttempt(ctx context.Context, e client.Epoch, id uuid.UUID, st
 // attempt being Open and unsent since a.IdleSince, re-checked by the
 // server on the locked row.
 func (s *Store) Abandon(ctx context.Context, e client.Epoch, a client.AbandonSpec) (abandoned bool, err error) {
-	err = s.write(ctx, e, func(tx pgx.Tx) error {
+	err = s.write(ctx, e, func(tx querier) error {
 		orderID, err := lockAttempt(ctx, tx, a.ID)
 		if err != nil {
 			return err
@@ -324,7 +331,7 @@ func (s *Store) Abandon(ctx context.Context, e client.Epoch, a client.AbandonSpe
 
 // closeAttempt sets attempt id's status where cond (over $3...: args) holds and, when it did,
 // puts its order back to Placed if it is PaymentPending.
-func closeAttempt(ctx context.Context, tx pgx.Tx, id uuid.UUID, orderID int64, status models.AttemptStatus, cond string, args ...any) (bool, error) {
+func closeAttempt(ctx context.Context, tx querier, id uuid.UUID, orderID int64, status models.AttemptStatus, cond string, args ...any) (bool, error) {
 	tag, err := tx.Exec(ctx, `UPDATE payment_attempts SET status = $2 WHERE id = $1 `+cond, append([]any{id, string(status)}, args...)...)
 	if err != nil || tag.RowsAffected() == 0 {
 		return false, err
@@ -335,7 +342,7 @@ func closeAttempt(ctx context.Context, tx pgx.Tx, id uuid.UUID, orderID int64, s
 
 // MarkChecked implements client.AttemptStore.
 func (s *Store) MarkChecked(ctx context.Context, e client.Epoch, id uuid.UUID, now time.Time) error {
-	return s.write(ctx, e, func(tx pgx.Tx) error {
+	return s.write(ctx, e, func(tx querier) error {
 		_, err := tx.Exec(ctx, `UPDATE payment_attempts SET last_checked_at = $2 WHERE id = $1`, id, ns(now))
 		return err
 	})
@@ -349,26 +356,29 @@ func (s *Store) OpenAttempts(ctx context.Context, cutoff time.Time) ([]models.Pa
 
 // SetKey implements client.AttemptStore.
 func (s *Store) SetKey(ctx context.Context, e client.Epoch, id uuid.UUID, key string) error {
-	return s.write(ctx, e, func(tx pgx.Tx) error {
+	return s.write(ctx, e, func(tx querier) error {
 		_, err := tx.Exec(ctx, `UPDATE payment_attempts SET idempotency_key = $2 WHERE id = $1 AND idempotency_key = ''`, id, key)
 		return err
 	})
 }
 
 // Snapshot implements client.AttemptStore: both reads in one REPEATABLE
-// READ transaction, so they see one instant.
+// READ transaction, so they see one instant, sent as one batch (one round
+// trip; the invariants read it after every step).
 func (s *Store) Snapshot(ctx context.Context) (orders []models.Order, atts []models.PaymentAttempt, err error) {
-	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `SELECT `+orderColumns+` FROM orders ORDER BY id`)
-		if err != nil {
-			return err
-		}
+	b := &pgx.Batch{}
+	b.Queue(`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`)
+	b.Queue(`SELECT ` + orderColumns + ` FROM orders ORDER BY id`).Query(func(rows pgx.Rows) error {
 		orders, err = pgx.CollectRows(rows, scanOrder)
-		if err != nil {
-			return err
-		}
-		atts, err = queryAttempts(ctx, tx, `SELECT `+attemptColumns+` FROM payment_attempts ORDER BY seq`)
 		return err
 	})
-	return orders, atts, err
+	b.Queue(`SELECT ` + attemptColumns + ` FROM payment_attempts ORDER BY seq`).Query(func(rows pgx.Rows) error {
+		atts, err = pgx.CollectRows(rows, scanAttempt)
+		return err
+	})
+	b.Queue(`COMMIT`)
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return nil, nil, err
+	}
+	return orders, atts, nil
 }
