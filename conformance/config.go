@@ -61,8 +61,9 @@ type Config struct {
 	// nothing. IDEMCHECK_REPRODUCE (DefaultReplays is the usual value).
 	Reproduce int
 	// ClientStore is where the reference client keeps orders and attempts:
-	// "memory" (default) or "postgres" (sut/client/pgstore at PostgresURL,
-	// a schema per sequence, dropped after it). IDEMCHECK_CLIENT_STORE.
+	// "memory" (default) or "postgres" (sut/client/pgstore at PostgresURL:
+	// a schema per run, emptied before each sequence, dropped after the
+	// run). IDEMCHECK_CLIENT_STORE.
 	ClientStore string
 	// PostgresURL is the database of the "postgres" store; default
 	// pgstore.DefaultURL. IDEMCHECK_POSTGRES_URL.

@@ -49,7 +49,7 @@ const storeShrinkTime = "RAPID_SHRINKTIME=8s"
 func runMutant(t *testing.T, name, seed string) kill {
 	t.Helper()
 	env := append([]string{"IDEMCHECK_MUTANT=" + name}, matrixEnv...)
-	if m, err := mutants.Lookup(name); err == nil && m.Store != "" {
+	if m, err := mutants.Lookup(name); err == nil && m.ClientStore != "" {
 		env = append(env, storeShrinkTime)
 	}
 	out, failed, dir := runConformance(t, seed, env...)

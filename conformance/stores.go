@@ -63,8 +63,8 @@ func (c Config) withNeeds(m *mutants.Mutant) Config {
 	if m == nil {
 		return c
 	}
-	if m.Store != "" {
-		c.ClientStore = m.Store
+	if m.ClientStore != "" {
+		c.ClientStore = m.ClientStore
 	}
 	c.Instances = max(c.Instances, m.Instances)
 	return c
