@@ -12,9 +12,13 @@
 //   - Every write transaction first reads its instance's epoch FOR SHARE
 //     from client_instances and commits nothing when it is stale: a crashed
 //     client's late writes are dropped (client.ErrFenced), in SQL.
-//   - Every transaction locks the order row first (SELECT … FOR UPDATE), so
-//     concurrent checkouts of one order on several instances serialize and
-//     no two transactions take the same rows in opposite orders.
+//   - Every transaction that changes an order locks its row first (SELECT …
+//     FOR UPDATE), so concurrent checkouts of one order on several
+//     instances serialize and no two transactions take the same rows in
+//     opposite orders; the others change one attempt row alone.
+//   - Succeed is not conditional: a 201 is the provider's truth and is
+//     recorded even over an Abandoned attempt (two reconcilers recording
+//     one charge write the same row twice, harmlessly).
 //   - The schema is created and migrated from Go at Open (migrate.go); each
 //     Store lives in its own PostgreSQL schema (search_path), so checks
 //     never see each other's rows, and Drop removes it.
