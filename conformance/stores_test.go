@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemcheck/idemcheck/faults"
+	"github.com/idemcheck/idemcheck/models"
 	"github.com/idemcheck/idemcheck/sut/client"
 	"github.com/idemcheck/idemcheck/sut/mutants"
 )
@@ -96,4 +97,47 @@ func TestAMutantGetsTheStoreAndInstancesItNeeds(t *testing.T) {
 	assert.Equal(t, 3, got.Instances, "more instances than the mutant needs are kept")
 	cfg.Instances = 1
 	assert.Equal(t, 2, cfg.withNeeds(&m).Instances)
+}
+
+// TestCrashAtAPointLosesTheCallAndKeepsTheKey: the machine's crash at a
+// checkout point kills the client there (the shopper never sees the
+// answer), restarts it from the store, and the shopper's next checkout
+// resends the stored key, on both stores.
+func TestCrashAtAPointLosesTheCallAndKeepsTheKey(t *testing.T) {
+	for _, store := range []string{StoreMemory, StorePostgres} {
+		t.Run(store, func(t *testing.T) {
+			cfg, err := Config{ClientStore: store}.withDefaults()
+			require.NoError(t, err)
+			cfg, drop, err := cfg.prepareStore(t.Context())
+			require.NoError(t, err)
+			defer drop()
+			synctest.Test(t, func(t *testing.T) {
+				w, err := newWorld(cfg, nil)
+				require.NoError(t, err)
+				m := &machine{w: w}
+				o := w.openOrder("shopper", 5000, "TRY")
+				m.crashAtPoint(o, "visa", client.PointRequestOut)
+				h := w.hist.Snapshot()
+				var crashes, lost int
+				for _, op := range h.Ops {
+					if op.Kind == models.OpCrash && op.Detail == string(client.PointRequestOut) && op.Returned {
+						crashes++
+					}
+					if op.Kind == models.OpCheckout && op.Lost {
+						lost++
+					}
+				}
+				assert.Equal(t, 1, crashes, "one crash, at the point")
+				assert.Equal(t, 1, lost, "the shopper never saw the answer")
+				require.Equal(t, models.AttemptOpen, w.attempts()[0].Status, "the crashed client wrote no status")
+
+				res := w.checkout(w.cli, "shopper", o, "visa")
+				assert.Equal(t, client.OutcomePaid, res.Outcome, "the restarted client resends the stored key: a replay")
+				snap, err := w.snapshot()
+				require.NoError(t, err)
+				assert.Nil(t, Evaluate(snap, Safety()))
+				w.clock.Advance(drainTime)
+			})
+		})
+	}
 }
