@@ -3,6 +3,7 @@ package conformance
 import (
 	"strings"
 
+	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/models"
 )
 
@@ -82,6 +83,9 @@ func checkReplayConsistent(w World) Finding {
 	for _, v := range replaySpec(w) {
 		e, x := v.ex, v.expect
 		name := n.of(e.MerchantReference)
+		if refusedStoreDown(e) {
+			continue
+		}
 		switch x.Kind {
 		case models.ExpectReplay:
 			if !x.Matches(e.ProviderStatus, e.ProviderBodyDigest) {
@@ -105,11 +109,19 @@ func checkReplayConsistent(w World) Finding {
 func checkMismatchRejected(w World) Finding {
 	n := newNames(w)
 	for _, v := range replaySpec(w) {
-		if v.expect.Kind == models.ExpectMismatch && !v.expect.Matches(v.ex.ProviderStatus, v.ex.ProviderBodyDigest) {
+		if v.expect.Kind == models.ExpectMismatch && !refusedStoreDown(v.ex) && !v.expect.Matches(v.ex.ProviderStatus, v.ex.ProviderBodyDigest) {
 			return violation(MismatchRejected, "%s: a request reusing a key with another body was answered %s, not 422", n.of(v.ex.MerchantReference), answer(v.ex))
 		}
 	}
 	return Finding{}
+}
+
+// refusedStoreDown reports whether e met an unreachable key store
+// (faults.KindStoreDown) and the provider refused it with 503: whatever the
+// key's state, a provider that cannot read its store cannot replay, 409 or
+// 422, only refuse, and a 503 stores nothing (models.Spec.Complete).
+func refusedStoreDown(e models.Exchange) bool {
+	return e.Fault == string(faults.KindStoreDown) && e.ProviderStatus == 503
 }
 
 // answer is the provider's answer to e for messages: "201 ch_000002".

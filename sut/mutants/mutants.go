@@ -11,6 +11,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/sut/client"
 	"github.com/idemcheck/idemcheck/sut/provider"
+	"github.com/idemcheck/idemcheck/sut/provider/redisstore"
 )
 
 // Mutant is one planted bug.
@@ -31,6 +32,10 @@ type Mutant struct {
 	Client func(cfg *client.Config)
 	// Provider, if set, changes the embedded provider's configuration.
 	Provider func(cfg *provider.Config)
+	// RedisStore, if set, plants the bug in the provider's Redis store
+	// (sut/provider/redisstore): the mutant runs only with the provider on
+	// Redis (IDEMCHECK_PROVIDER_STORE=redis).
+	RedisStore func(cfg *redisstore.Config)
 }
 
 var registry = map[string]Mutant{}
@@ -38,7 +43,7 @@ var registry = map[string]Mutant{}
 func register(m Mutant) {
 	if m.Side == "" {
 		m.Side = "client"
-		if m.Provider != nil {
+		if m.Provider != nil || m.RedisStore != nil {
 			m.Side = "provider"
 		}
 	}
