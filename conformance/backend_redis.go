@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sync"
@@ -115,15 +116,26 @@ var (
 // the same way, but Redis's TTLs are real, so time is too (the offset
 // clock; the client's timeouts and the drawn faults scaled by TimeScale).
 // Each sequence has its own key prefix, deleted by Close.
+//
+// A provider-crash fault kills the provider process serving the request
+// once it holds the key (its store calls fail from then on: a dead
+// process sends nothing) and starts a new one over the same prefix.
 type redisBackend struct {
-	prov  *provider.Provider
+	cfg   Config
 	store *redisstore.Store
 	wire  *faults.InProcess
 
-	mu   sync.Mutex // guards busy
-	busy int        // requests inside the provider
-	idle *sync.Cond // signalled when busy drops to 0
+	mu        sync.Mutex // guards busy, cur, deadUntil
+	busy      int        // requests inside the provider
+	idle      *sync.Cond // signalled when busy drops to 0
+	cur       *instance  // the provider process serving new requests
+	deadUntil time.Time  // real time by which every dead holder's lock has expired
 }
+
+// crashSlack is waited beyond a killed request's lease before time jumps
+// (settle), so that Redis has surely expired the lock by then
+// (World.Killable).
+const crashSlack = 50 * time.Millisecond
 
 func newRedisBackend(cfg Config, m *mutants.Mutant, hist *models.History, now func() time.Time, scale func(time.Duration) time.Duration) (*redisBackend, error) {
 	c, err := redisClient(cfg.RedisURL)
@@ -144,18 +156,45 @@ func newRedisBackend(cfg Config, m *mutants.Mutant, hist *models.History, now fu
 	if err != nil {
 		return nil, err
 	}
-	b := &redisBackend{store: store}
+	b := &redisBackend{cfg: cfg, store: store}
 	b.idle = sync.NewCond(&b.mu)
 	b.wire = &faults.InProcess{History: hist, Processing: scale(cfg.Processing), Now: now}
-	b.prov = provider.New(provider.Config{Retention: cfg.Retention, Now: now, BeforeCommit: b.wire.BeforeCommit, Store: store})
+	b.cur = b.start()
 	b.wire.Handler = http.HandlerFunc(b.serve)
 	return b, nil
 }
 
-// serve counts the request while the provider works on it.
+// start starts a provider process over the store.
+func (b *redisBackend) start() *instance {
+	in := &instance{}
+	in.prov = provider.New(provider.Config{
+		Retention: b.cfg.Retention, Now: b.wire.Now, Store: fenced{b.store, in},
+		BeforeCommit: func(r *http.Request) {
+			b.wire.BeforeCommit(r)
+			if faults.ProviderCrash(r.Context()) {
+				b.kill(in)
+			}
+		},
+	})
+	return in
+}
+
+// kill kills in while it holds a key and starts its successor.
+func (b *redisBackend) kill(in *instance) {
+	in.dead.Store(true)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if until := time.Now().Add(DefaultRedisLease + crashSlack); until.After(b.deadUntil) {
+		b.deadUntil = until
+	}
+	b.cur = b.start()
+}
+
+// serve counts the request while the provider process serving it works.
 func (b *redisBackend) serve(w http.ResponseWriter, r *http.Request) {
 	b.mu.Lock()
 	b.busy++
+	in := b.cur
 	b.mu.Unlock()
 	defer func() {
 		b.mu.Lock()
@@ -164,7 +203,7 @@ func (b *redisBackend) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		b.mu.Unlock()
 	}()
-	b.prov.ServeHTTP(w, r)
+	in.prov.ServeHTTP(w, r)
 }
 
 // quiesce returns once the provider works on no request: before time
@@ -174,6 +213,21 @@ func (b *redisBackend) quiesce() {
 	defer b.mu.Unlock()
 	for b.busy > 0 {
 		b.idle.Wait()
+	}
+}
+
+// settle is quiesce, then the wait until every lock a killed process held
+// has expired in Redis: before time jumps, as it would in the time that
+// passes.
+func (b *redisBackend) settle() {
+	b.quiesce()
+	b.mu.Lock()
+	until := b.deadUntil
+	b.mu.Unlock()
+	if d := time.Until(until); d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		<-t.C
 	}
 }
 
@@ -198,4 +252,55 @@ func (b *redisBackend) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return b.store.Clear(ctx)
+}
+
+// instance is one provider process over the store.
+type instance struct {
+	prov *provider.Provider
+	dead atomic.Bool // killed: its store calls fail
+}
+
+// errDead is every store call of a killed provider process.
+var errDead = errors.New("the provider process was killed")
+
+// fenced is the store as one provider process reaches it: nothing once
+// the process is dead.
+type fenced struct {
+	provider.Store
+	in *instance
+}
+
+func (f fenced) Take(ctx context.Context, key, fp string) (provider.Taken, error) {
+	if f.in.dead.Load() {
+		return provider.Taken{}, errDead
+	}
+	return f.Store.Take(ctx, key, fp)
+}
+
+func (f fenced) Finish(ctx context.Context, t provider.Taken, r provider.Stored) error {
+	if f.in.dead.Load() {
+		return errDead
+	}
+	return f.Store.Finish(ctx, t, r)
+}
+
+func (f fenced) Release(ctx context.Context, t provider.Taken) error {
+	if f.in.dead.Load() {
+		return errDead
+	}
+	return f.Store.Release(ctx, t)
+}
+
+func (f fenced) AddCharge(ctx context.Context, ch models.Charge) (models.Charge, error) {
+	if f.in.dead.Load() {
+		return ch, errDead
+	}
+	return f.Store.AddCharge(ctx, ch)
+}
+
+func (f fenced) NextDecline(ctx context.Context) (int, error) {
+	if f.in.dead.Load() {
+		return 0, errDead
+	}
+	return f.Store.NextDecline(ctx)
 }

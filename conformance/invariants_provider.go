@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"strings"
+	"time"
 
 	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/models"
@@ -59,12 +60,21 @@ func runSpec(w World) []specVerdict {
 		e := ev.Ex
 		if ev.Arrival {
 			var x models.Expect
+			if w.Killable && e.ProviderDone && e.ProviderStatus != 409 && e.ProviderStatus < 500 {
+				spec = spec.Forget(e.Key, e.ArrivedAt) // a dead holder's key, freed early
+			}
 			spec, x = spec.Arrive(e.Key, e.HasKey, e.Fingerprint, e.ArrivedAt)
 			expects[e.ID] = x
 			continue
 		}
 		x := expects[e.ID]
-		if x.Kind == models.ExpectProcess {
+		switch {
+		case x.Kind == models.ExpectProcess && w.Killable && e.Fault == string(faults.KindProviderCrash):
+			// its provider process died holding the key: nothing stored,
+			// in flight until the lock's lease ends, which the harness
+			// waits out before time jumps
+			spec = spec.Abandon(e.Key, nextJump(w, e.ArrivedAt), e.ProviderDoneAt)
+		case x.Kind == models.ExpectProcess:
 			spec = spec.Complete(e.Key, e.ProviderStatus, e.ProviderBodyDigest, e.ProviderDoneAt)
 			if e.ProviderStatus < 500 {
 				first[e.Key] = answer(e)
@@ -114,6 +124,17 @@ func checkMismatchRejected(w World) Finding {
 		}
 	}
 	return Finding{}
+}
+
+// nextJump is when the first time jump after t ended (an advance
+// operation's return), or a century after t when none followed.
+func nextJump(w World, t time.Time) time.Time {
+	for _, op := range w.History.Ops {
+		if op.Kind == models.OpAdvance && op.Returned && op.InvokedAt.After(t) {
+			return op.ReturnedAt
+		}
+	}
+	return t.Add(100 * 365 * 24 * time.Hour)
 }
 
 // refusedStoreDown reports whether e met an unreachable key store

@@ -35,9 +35,11 @@ type world struct {
 	// are still seen in order (the provider on Redis, behind the InProcess
 	// wire): every invariant is judged as in process.
 	specJudged bool
-	hist       *models.History
-	prov       backend
-	faults     *faults.Transport
+	// killable: the provider process can be killed (World.Killable).
+	killable bool
+	hist     *models.History
+	prov     backend
+	faults   *faults.Transport
 	// schedules lists each step's drawn fault schedule, for the report.
 	schedules []string
 	store     *client.Store
@@ -70,7 +72,8 @@ func newWorld(cfg Config, m *mutants.Mutant) (*world, error) {
 		if err != nil {
 			return nil, err
 		}
-		w.clock, w.prov = remoteClock{OffsetClock: clock, quiesce: rb.quiesce}, rb
+		w.clock, w.prov = remoteClock{OffsetClock: clock, quiesce: rb.settle}, rb
+		w.killable = true
 	default:
 		w.clock = faults.VirtualClock{}
 		w.prov = newEmbedded(cfg, m, w.hist, w.clock.Now)
@@ -147,6 +150,7 @@ func (w *world) snapshot() (World, error) {
 		Attempts:  w.store.Attempts(),
 		Charges:   charges,
 		Retention: w.cfg.Retention,
+		Killable:  w.killable,
 		Now:       w.clock.Now(),
 	}, nil
 }

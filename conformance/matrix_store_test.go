@@ -75,7 +75,10 @@ func storeMatrix(t *testing.T) map[string][]kill {
 		kills[j.mutant] = append(kills[j.mutant], readKill(t, j.mutant+"/redis", j.out, j.failed, j.dir))
 	}
 	for _, m := range ms {
-		judgeKills(t, m, storeSeeds, kills[m.Name], 1)
+		// In real time a failure may hang on how long steps took, which
+		// shrinking changes: the bar is the invariant on every seed, never
+		// below the documented minimum, not reaching it.
+		judgeKills(t, m, storeSeeds, kills[m.Name], 0)
 	}
 	return kills
 }

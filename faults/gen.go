@@ -39,12 +39,13 @@ var generated = []Kind{
 // first in generated.
 func Gen() *rapid.Generator[Fault] { return genFrom(generated) }
 
-// storeGenerated is generated with the faults of a provider's own store
-// second, after the transient 503: a run on a store is about them.
-var storeGenerated = append([]Kind{generated[0], KindStoreDown}, generated[1:]...)
+// storeGenerated is generated with the faults of a provider on a store of
+// its own second and third, after the transient 503: a run on a store is
+// about them.
+var storeGenerated = append([]Kind{generated[0], KindStoreDown, KindProviderCrash}, generated[1:]...)
 
 // StoreGen is Gen for a provider on a store of its own (Redis): it also
-// draws KindStoreDown.
+// draws KindStoreDown and KindProviderCrash.
 func StoreGen() *rapid.Generator[Fault] { return genFrom(storeGenerated) }
 
 func genFrom(generated []Kind) *rapid.Generator[Fault] {

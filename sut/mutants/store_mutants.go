@@ -28,6 +28,13 @@ func init() {
 		RedisStore: func(cfg *redisstore.Config) { cfg.Planted.TTLSecondsAsMs = true },
 	})
 	register(Mutant{
+		Name:        "redis-lock-is-response-ttl",
+		Description: "the in-flight lock gets the retention window as its TTL instead of a lease: a provider killed while it holds a key blocks it (409) for the whole window",
+		Invariant:   "replay-consistent", MinSteps: 4,
+		Class:      "lock without a lease of its own (a dead worker's lock outlives it)",
+		RedisStore: func(cfg *redisstore.Config) { cfg.Planted.LockIsResponseTTL = true },
+	})
+	register(Mutant{
 		Name:        "redis-process-without-lock",
 		Description: "a failed SET NX (Redis unreachable) is taken as \"key free\": the request is processed without a lock and its result is never stored, so a retry charges again",
 		Invariant:   "replay-consistent", MinSteps: 2,
