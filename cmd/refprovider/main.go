@@ -18,7 +18,8 @@
 //
 // A mutant whose bug shows only while a request is in flight gets the
 // processing time it needs unless -processing is given: no-inflight-lock
-// 50ms, stuck-inflight 2s (InflightProcessing).
+// and redis-get-then-set 50ms, redis-lease-too-short 300ms, stuck-inflight
+// 2s (InflightProcessing).
 //
 // With -mutant it first prints which mutant it serves. It prints
 // "listening on http://ADDR" once it accepts connections (with
@@ -122,8 +123,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 // is in flight: two requests must overlap for a missing in-flight lock to
 // charge twice, and a key stuck in flight must outlast a client's retries.
 var InflightProcessing = map[string]time.Duration{
-	"no-inflight-lock": 50 * time.Millisecond,
-	"stuck-inflight":   2 * time.Second,
+	"no-inflight-lock":      50 * time.Millisecond,
+	"stuck-inflight":        2 * time.Second,
+	"redis-get-then-set":    50 * time.Millisecond,
+	"redis-lease-too-short": 300 * time.Millisecond, // outlives its 100 ms lease
 }
 
 // Handler is server.Handler: the reference provider with retention and a
