@@ -18,7 +18,7 @@ var probeKinds = []string{"same body", "another amount", "same body, bare key", 
 // probeWindow is how close to the end of the published retention window a
 // probe may still reuse a key: later, the provider may rightly have
 // forgotten it, and the probe would charge anew. A window shorter than ten
-// hours (the provider on Redis publishes 30 s) keeps a tenth of itself.
+// hours (the provider on Redis publishes 20 s) keeps a tenth of itself.
 const probeWindow = time.Hour
 
 // probe sends, outside the client, one POST that reuses the key of a

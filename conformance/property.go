@@ -371,8 +371,9 @@ func (r *runState) stoppedWhy() string {
 // could not start).
 //
 // Against WireMock or a URL the property runs as the subtest "wiremock" or
-// "url" of t, so that rapid's fail files, which every later run of a test
-// replays first, stay apart from the embedded provider's and each other's.
+// "url" of t, and with the provider on Redis as "redis", so that rapid's
+// fail files, which every later run of a test replays first, stay apart
+// from the embedded provider's and each other's.
 func Run(t *testing.T, cfg Config) *Stats {
 	t.Helper()
 	kind := ""
