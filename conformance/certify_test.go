@@ -41,8 +41,7 @@ func TestCertify(t *testing.T) {
 	inProcess := cfg.BaseURL == ""
 	scale := 0.0 // the default against a URL
 	if inProcess {
-		h, err := server.Handler("", 0, 50*time.Millisecond)
-		require.NoError(t, err)
+		h := refProviderHandler(t)
 		s, err := server.Start(h)
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = s.Close() })
@@ -74,6 +73,7 @@ func TestCertify(t *testing.T) {
 	pcfg, err := conformance.FromEnv()
 	require.NoError(t, err)
 	pcfg.Provider, pcfg.Remote, pcfg.ReportDir = p.BaseURL(), p, reportDir()
+	pcfg.ProviderStore = "" // the store is the served provider's business
 	if scale != 0 && os.Getenv("IDEMCHECK_TIME_SCALE") == "" {
 		pcfg.TimeScale = scale
 	}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/idemcheck/idemcheck/sut/provider/redisstore"
 	"github.com/idemcheck/idemcheck/sut/remote"
 )
 
@@ -55,6 +56,14 @@ type Config struct {
 	// time-passes moves the run's clock without waiting.
 	// IDEMCHECK_TIME_SCALE.
 	TimeScale float64
+	// ProviderStore is where the embedded provider keeps its keys and
+	// charges: "memory" (default, virtual time) or "redis" (seed article
+	// 004's Redis store at RedisURL, in real time; see backend_redis.go).
+	// IDEMCHECK_PROVIDER_STORE.
+	ProviderStore string
+	// RedisURL is the Redis of ProviderStore "redis"; default
+	// redis://127.0.0.1:6379/0. IDEMCHECK_REDIS_URL.
+	RedisURL string
 	// Reproduce is how many times a failing run replays its shrunk failure
 	// from rapid's fail file, in child processes of the test binary, to say
 	// "reproduced N/N" or "flaky (k/N)" in the report; 0 (default) checks
@@ -98,14 +107,16 @@ const (
 
 // FromEnv reads IDEMCHECK_PROVIDER, IDEMCHECK_MUTANT, IDEMCHECK_REPORT_DIR,
 // IDEMCHECK_MAX_ORDERS, IDEMCHECK_MAX_SCHEDULE, IDEMCHECK_REPRODUCE,
-// IDEMCHECK_CLIENT_STORE, IDEMCHECK_POSTGRES_URL and
-// IDEMCHECK_CLIENT_INSTANCES. An unusable value is an
+// IDEMCHECK_CLIENT_STORE, IDEMCHECK_POSTGRES_URL, IDEMCHECK_CLIENT_INSTANCES,
+// IDEMCHECK_PROVIDER_STORE and IDEMCHECK_REDIS_URL. An unusable value is an
 // error naming the variable.
 func FromEnv() (Config, error) {
 	c := Config{
-		Provider:  os.Getenv("IDEMCHECK_PROVIDER"),
-		Mutant:    os.Getenv("IDEMCHECK_MUTANT"),
-		ReportDir: os.Getenv("IDEMCHECK_REPORT_DIR"),
+		Provider:      os.Getenv("IDEMCHECK_PROVIDER"),
+		Mutant:        os.Getenv("IDEMCHECK_MUTANT"),
+		ReportDir:     os.Getenv("IDEMCHECK_REPORT_DIR"),
+		ProviderStore: os.Getenv("IDEMCHECK_PROVIDER_STORE"),
+		RedisURL:      os.Getenv(redisstore.EnvURL),
 	}
 	for name, dst := range map[string]*int{"IDEMCHECK_MAX_ORDERS": &c.MaxOrders, "IDEMCHECK_MAX_SCHEDULE": &c.MaxSchedule} {
 		if v := os.Getenv(name); v != "" {
@@ -143,6 +154,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Provider != ProviderEmbedded && c.Provider != ProviderWireMock && !remote.IsURL(c.Provider) {
 		return c, fmt.Errorf("conformance: IDEMCHECK_PROVIDER=%q is not supported (%q, %q or an http(s) base URL)", c.Provider, ProviderEmbedded, ProviderWireMock)
 	}
+	if err := c.providerStoreDefaults(); err != nil {
+		return c, err
+	}
 	if c.TimeScale == 0 {
 		c.TimeScale = DefaultTimeScale
 		if c.isRemote() {
@@ -164,7 +178,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Retention == 0 {
 		c.Retention = DefaultRetention
 	}
-	return c, c.storeDefaults()
+	return c, c.clientStoreDefaults()
 }
 
 // isRemote reports whether the provider under test is a URL.

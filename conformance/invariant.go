@@ -32,6 +32,11 @@ type World struct {
 	Charges []models.Charge
 	// Retention is the provider's published retention window.
 	Retention time.Duration
+	// Killable is true for a provider whose process can be killed while it
+	// holds a key (faults.KindProviderCrash): the key may then answer 409
+	// until the next time jump, before which the harness waits out the
+	// lock's lease in real time, and must be free after it.
+	Killable bool
 	// Now is the (virtual) time of the snapshot.
 	Now time.Time
 

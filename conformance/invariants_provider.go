@@ -2,7 +2,9 @@ package conformance
 
 import (
 	"strings"
+	"time"
 
+	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/models"
 )
 
@@ -58,12 +60,21 @@ func runSpec(w World) []specVerdict {
 		e := ev.Ex
 		if ev.Arrival {
 			var x models.Expect
+			if w.Killable && e.ProviderDone && e.ProviderStatus != 409 && e.ProviderStatus < 500 {
+				spec = spec.Forget(e.Key, e.ArrivedAt) // a dead holder's key, freed early
+			}
 			spec, x = spec.Arrive(e.Key, e.HasKey, e.Fingerprint, e.ArrivedAt)
 			expects[e.ID] = x
 			continue
 		}
 		x := expects[e.ID]
-		if x.Kind == models.ExpectProcess {
+		switch {
+		case x.Kind == models.ExpectProcess && w.Killable && e.Fault == string(faults.KindProviderCrash):
+			// its provider process died holding the key: nothing stored,
+			// in flight until the lock's lease ends, which the harness
+			// waits out before time jumps
+			spec = spec.Abandon(e.Key, nextJump(w, e.ArrivedAt), e.ProviderDoneAt)
+		case x.Kind == models.ExpectProcess:
 			spec = spec.Complete(e.Key, e.ProviderStatus, e.ProviderBodyDigest, e.ProviderDoneAt)
 			if e.ProviderStatus < 500 {
 				first[e.Key] = answer(e)
@@ -82,6 +93,9 @@ func checkReplayConsistent(w World) Finding {
 	for _, v := range replaySpec(w) {
 		e, x := v.ex, v.expect
 		name := n.of(e.MerchantReference)
+		if refusedStoreDown(e) {
+			continue
+		}
 		switch x.Kind {
 		case models.ExpectReplay:
 			if !x.Matches(e.ProviderStatus, e.ProviderBodyDigest) {
@@ -105,11 +119,30 @@ func checkReplayConsistent(w World) Finding {
 func checkMismatchRejected(w World) Finding {
 	n := newNames(w)
 	for _, v := range replaySpec(w) {
-		if v.expect.Kind == models.ExpectMismatch && !v.expect.Matches(v.ex.ProviderStatus, v.ex.ProviderBodyDigest) {
+		if v.expect.Kind == models.ExpectMismatch && !refusedStoreDown(v.ex) && !v.expect.Matches(v.ex.ProviderStatus, v.ex.ProviderBodyDigest) {
 			return violation(MismatchRejected, "%s: a request reusing a key with another body was answered %s, not 422", n.of(v.ex.MerchantReference), answer(v.ex))
 		}
 	}
 	return Finding{}
+}
+
+// nextJump is when the first time jump after t ended (an advance
+// operation's return), or a century after t when none followed.
+func nextJump(w World, t time.Time) time.Time {
+	for _, op := range w.History.Ops {
+		if op.Kind == models.OpAdvance && op.Returned && op.InvokedAt.After(t) {
+			return op.ReturnedAt
+		}
+	}
+	return t.Add(100 * 365 * 24 * time.Hour)
+}
+
+// refusedStoreDown reports whether e met an unreachable key store
+// (faults.KindStoreDown) and the provider refused it with 503: whatever the
+// key's state, a provider that cannot read its store cannot replay, 409 or
+// 422, only refuse, and a 503 stores nothing (models.Spec.Complete).
+func refusedStoreDown(e models.Exchange) bool {
+	return e.Fault == string(faults.KindStoreDown) && e.ProviderStatus == 503
 }
 
 // answer is the provider's answer to e for messages: "201 ch_000002".

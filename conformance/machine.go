@@ -30,10 +30,16 @@ type world struct {
 	clock faults.Clock
 	// real is true when time is real (WireMock): a goroutine's own wait is
 	// then a scaled real pause, and provider-only invariants are left out.
-	real   bool
-	hist   *models.History
-	prov   backend
-	faults *faults.Transport
+	real bool
+	// specJudged is true when time is real but the provider's decisions
+	// are still seen in order (the provider on Redis, behind the InProcess
+	// wire): every invariant is judged as in process.
+	specJudged bool
+	// killable: the provider process can be killed (World.Killable).
+	killable bool
+	hist     *models.History
+	prov     backend
+	faults   *faults.Transport
 	// schedules lists each step's drawn fault schedule, for the report.
 	schedules []string
 	// store is the client's attempt store (Config.ClientStore), shared by
@@ -68,6 +74,15 @@ func newWorld(cfg Config, m *mutants.Mutant) (*world, error) {
 		clock := &faults.OffsetClock{}
 		rb := newRemoteBackend(cfg.Remote, w.hist, clock.Now)
 		w.clock, w.real, w.prov = remoteClock{OffsetClock: clock, quiesce: rb.Quiesce}, true, rb
+	case cfg.onRedis():
+		clock := &faults.OffsetClock{}
+		w.real, w.specJudged = true, true
+		rb, err := newRedisBackend(cfg, m, w.hist, clock.Now, w.scale)
+		if err != nil {
+			return nil, err
+		}
+		w.clock, w.prov = remoteClock{OffsetClock: clock, quiesce: rb.settle}, rb
+		w.killable = true
 	default:
 		w.clock = faults.VirtualClock{}
 		w.prov = newEmbedded(cfg, m, w.hist, w.clock.Now)
@@ -181,6 +196,7 @@ func (w *world) snapshot() (World, error) {
 		Attempts:  attempts,
 		Charges:   charges,
 		Retention: w.cfg.Retention,
+		Killable:  w.killable,
 		Now:       w.clock.Now(),
 	}, nil
 }

@@ -21,23 +21,33 @@ import (
 // *testing.T that only a top-level test has.
 func runConformance(t *testing.T, seed string, env ...string) (out string, failed bool, reportDir string) {
 	t.Helper()
-	dir := t.TempDir()
+	out, failed, reportDir, err := childConformance(t.TempDir(), seed, env...)
+	if err != nil {
+		t.Fatalf("running the conformance test: %v", err)
+	}
+	return out, failed, reportDir
+}
+
+// childConformance is runConformance in dir, safe to call from any
+// goroutine: an error is a child that could not run at all.
+func childConformance(dir, seed string, env ...string) (out string, failed bool, reportDir string, err error) {
 	reportDir = filepath.Join(dir, "reports")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestConformance$", "-test.v", "-rapid.seed="+seed)
 	cmd.Dir = dir
-	// The embedded provider unless env says otherwise: these runs are about
-	// the harness, not about the provider a user selected for this package.
-	// A child's deliberate failure must not reach the CI job summary unless
-	// the test asks for it in env (the last value of a variable wins).
-	cmd.Env = append(os.Environ(), append([]string{"IDEMCHECK_PROVIDER=embedded", "IDEMCHECK_REPORT_DIR=" + reportDir, "GITHUB_STEP_SUMMARY=", "IDEMCHECK_REPRODUCE=0"}, env...)...)
+	// The embedded provider in memory unless env says otherwise: these runs
+	// are about the harness, not about the provider a user selected for
+	// this package. A child's deliberate failure must not reach the CI job
+	// summary unless the test asks for it in env (the last value of a
+	// variable wins).
+	cmd.Env = append(os.Environ(), append([]string{"IDEMCHECK_PROVIDER=embedded", "IDEMCHECK_PROVIDER_STORE=memory", "IDEMCHECK_REPORT_DIR=" + reportDir, "GITHUB_STEP_SUMMARY=", "IDEMCHECK_REPRODUCE=0"}, env...)...)
 	b, err := cmd.CombinedOutput()
 	if err != nil {
 		if _, ok := err.(*exec.ExitError); !ok {
-			t.Fatalf("running the conformance test: %v", err)
+			return string(b), false, reportDir, err
 		}
-		failed = true
+		failed, err = true, nil
 	}
-	return string(b), failed, reportDir
+	return string(b), failed, reportDir, nil
 }
 
 // reportFile is where a run of TestConformance's subtest sub ("" for none:

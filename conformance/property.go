@@ -3,6 +3,7 @@ package conformance
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -47,7 +48,11 @@ func (m *machine) step(action, args string) {
 // In real time their durations are scaled like the client's timeouts
 // (Config.TimeScale), so the report shows the delays that really happened.
 func (m *machine) drawFaults(t *rapid.T) []faults.Fault {
-	fs := faults.ScheduleGen(m.run.cfg.MaxSchedule).Draw(t, "faults")
+	gen := faults.ScheduleGen
+	if m.run.cfg.onRedis() {
+		gen = faults.StoreScheduleGen // the provider's own store fails too
+	}
+	fs := gen(m.run.cfg.MaxSchedule).Draw(t, "faults")
 	if m.w.real {
 		for i := range fs {
 			fs[i].Delay = m.w.scale(fs[i].Delay)
@@ -85,7 +90,7 @@ func (m *machine) check(*rapid.T) {
 // (sut/wiremock), those two are left out, as they would judge the harness.
 func (m *machine) safety() []Invariant {
 	switch {
-	case !m.w.real:
+	case !m.w.real || m.w.specJudged:
 		return Safety()
 	case m.remoteJudged():
 		return remoteSafety(Safety(), m.run.cfg.Remote.Profile().ErrorsStored)
@@ -299,7 +304,7 @@ const drainTime = time.Hour
 // in a virtual-time bubble (rapid.SyncTest) against the configured client
 // and provider, and checks the invariants after every step.
 func (r *runState) Property() func(*rapid.T) {
-	if r.cfg.Provider == ProviderWireMock || r.cfg.isRemote() {
+	if r.cfg.Provider == ProviderWireMock || r.cfg.isRemote() || r.cfg.onRedis() {
 		return r.realTime
 	}
 	return func(t *rapid.T) {
@@ -333,6 +338,9 @@ func (r *runState) realTime(t *rapid.T) {
 	w, err := newWorld(r.cfg, r.mutant)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if c, ok := w.prov.(io.Closer); ok {
+		t.Cleanup(func() { _ = c.Close() }) // a sequence's Redis keys
 	}
 	m := &machine{run: r, w: w}
 	t.Repeat(m.actions())
@@ -380,8 +388,9 @@ func (r *runState) stoppedWhy() string {
 // could not start).
 //
 // Against WireMock or a URL the property runs as the subtest "wiremock" or
-// "url" of t, so that rapid's fail files, which every later run of a test
-// replays first, stay apart from the embedded provider's and each other's.
+// "url" of t, and with the provider on Redis as "redis", so that rapid's
+// fail files, which every later run of a test replays first, stay apart
+// from the embedded provider's and each other's.
 func Run(t *testing.T, cfg Config) *Stats {
 	t.Helper()
 	kind := ""
@@ -390,6 +399,8 @@ func Run(t *testing.T, cfg Config) *Stats {
 		kind = "wiremock"
 	case cfg.isRemote():
 		kind = "url"
+	case cfg.ProviderStore == StoreRedis:
+		kind = "redis"
 	}
 	if kind == "" {
 		return runOrSkip(t, cfg)
@@ -436,6 +447,11 @@ func run(t *testing.T, cfg Config, stats *Stats) *Stats {
 			t.Fatal(err) // before rapid: not a counterexample to shrink and keep
 		}
 	}
+	if cfg.onRedis() {
+		if _, err := redisClient(cfg.RedisURL); err != nil {
+			t.Fatal(err) // before rapid, naming IDEMCHECK_REDIS_URL
+		}
+	}
 	if stats == nil {
 		stats = newStats(cfg)
 	}
@@ -447,6 +463,9 @@ func run(t *testing.T, cfg Config, stats *Stats) *Stats {
 			t.Fatal(err)
 		}
 		r.mutant = &m
+		if err := cfg.checkStoreMutant(&m); err != nil {
+			t.Fatal(err)
+		}
 		if cfg.Provider != ProviderEmbedded && m.Side == "provider" {
 			t.Fatalf("mutant %s plants a bug in the embedded provider; IDEMCHECK_PROVIDER=%s tests another provider (use a client mutant, or the embedded provider; cmd/refprovider -mutant serves a provider mutant)", m.Name, reports.RedactURL(cfg.Provider))
 		}

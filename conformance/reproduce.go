@@ -132,6 +132,7 @@ func (r *runState) reproduce(invariant, failFile string) (reports.Reproducibilit
 	defer func() { _ = os.RemoveAll(scratch) }()
 	env := []string{
 		"IDEMCHECK_PROVIDER=" + r.cfg.Provider, "IDEMCHECK_MUTANT=" + r.cfg.Mutant,
+		"IDEMCHECK_PROVIDER_STORE=" + r.cfg.ProviderStore, "IDEMCHECK_REDIS_URL=" + r.cfg.RedisURL,
 		"IDEMCHECK_MAX_ORDERS=" + strconv.Itoa(r.cfg.MaxOrders), "IDEMCHECK_MAX_SCHEDULE=" + strconv.Itoa(r.cfg.MaxSchedule),
 		"IDEMCHECK_REPORT_DIR=" + scratch, "IDEMCHECK_REPRODUCE=0", reports.StepSummaryEnv + "=",
 		"IDEMCHECK_TIME_SCALE=" + strconv.FormatFloat(r.cfg.TimeScale, 'g', -1, 64),

@@ -41,6 +41,9 @@ func (r *runState) replayEnv() string {
 	if r.cfg.Provider != ProviderEmbedded {
 		env += "IDEMCHECK_PROVIDER=" + reports.RedactURL(r.cfg.Provider) + " "
 	}
+	if r.cfg.onRedis() {
+		env += "IDEMCHECK_PROVIDER_STORE=redis "
+	}
 	if r.cfg.Mutant != "" {
 		env += "IDEMCHECK_MUTANT=" + r.cfg.Mutant + " "
 	}

@@ -12,7 +12,8 @@ import (
 	"github.com/idemcheck/idemcheck/sut/mutants"
 )
 
-// The client's attempt stores (Config.ClientStore).
+// The client's attempt stores (Config.ClientStore); StoreMemory is also
+// Config.ProviderStore's default.
 const (
 	StoreMemory   = "memory"
 	StorePostgres = "postgres"
@@ -36,8 +37,8 @@ func (c *Config) storesFromEnv() error {
 	return nil
 }
 
-// storeDefaults applies the defaults of the store fields.
-func (c *Config) storeDefaults() error {
+// clientStoreDefaults applies the defaults of the client's store fields.
+func (c *Config) clientStoreDefaults() error {
 	switch c.ClientStore {
 	case "":
 		c.ClientStore = StoreMemory

@@ -37,7 +37,18 @@ var generated = []Kind{
 // kinds with its parameters (a delay from delays, slow processing from
 // slowness, Retry-After 1–3 s). It shrinks toward pass, and toward the kinds listed
 // first in generated.
-func Gen() *rapid.Generator[Fault] {
+func Gen() *rapid.Generator[Fault] { return genFrom(generated) }
+
+// storeGenerated is generated with the faults of a provider on a store of
+// its own second and third, after the transient 503: a run on a store is
+// about them.
+var storeGenerated = append([]Kind{generated[0], KindStoreDown, KindProviderCrash}, generated[1:]...)
+
+// StoreGen is Gen for a provider on a store of its own (Redis): it also
+// draws KindStoreDown and KindProviderCrash.
+func StoreGen() *rapid.Generator[Fault] { return genFrom(storeGenerated) }
+
+func genFrom(generated []Kind) *rapid.Generator[Fault] {
 	return rapid.Custom(func(t *rapid.T) Fault {
 		if rapid.IntRange(0, 9).Draw(t, "faulty") < 5 {
 			return Fault{Kind: KindPass}
@@ -61,4 +72,9 @@ func Gen() *rapid.Generator[Fault] {
 // Shrinking removes entries and turns the rest into pass.
 func ScheduleGen(maxLen int) *rapid.Generator[[]Fault] {
 	return rapid.SliceOfN(Gen(), 0, maxLen)
+}
+
+// StoreScheduleGen is ScheduleGen drawing from StoreGen.
+func StoreScheduleGen(maxLen int) *rapid.Generator[[]Fault] {
+	return rapid.SliceOfN(StoreGen(), 0, maxLen)
 }

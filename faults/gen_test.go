@@ -70,14 +70,25 @@ func TestGen_ReachesEveryKind(t *testing.T) {
 		seen[faults.Gen().Example(i).Kind]++
 	}
 	for _, k := range faults.Kinds() {
-		if k == faults.KindHold {
-			assert.Zero(t, seen[k], "hold is placed, never drawn")
+		if k == faults.KindHold || k == faults.KindStoreDown || k == faults.KindProviderCrash {
+			assert.Zero(t, seen[k], "hold is placed, store-down drawn by StoreGen only")
 			continue
 		}
 		assert.Positive(t, seen[k], "kind %s never drawn in %d examples", k, n)
 	}
 	assert.Greater(t, seen[faults.KindPass], n/4)
-	assert.Len(t, seen, len(faults.Kinds())-1)
+	assert.Len(t, seen, len(faults.Kinds())-3)
+}
+
+// StoreGen draws store-down and provider-crash too.
+func TestStoreGen_DrawsStoreDown(t *testing.T) {
+	seen := map[faults.Kind]int{}
+	for i := range 2000 {
+		seen[faults.StoreGen().Example(i).Kind]++
+	}
+	assert.Positive(t, seen[faults.KindStoreDown])
+	assert.Positive(t, seen[faults.KindProviderCrash])
+	assert.Zero(t, seen[faults.KindHold])
 }
 
 // A schedule survives JSON (reports and fail files store it).

@@ -110,6 +110,10 @@ type KeyRecord struct {
 	Digest      string
 	StartedAt   time.Time
 	CompletedAt time.Time
+	// FreeBy is set for a key whose processing died with its provider
+	// (Abandon): it stays in flight until FreeBy at the latest — the end
+	// of the in-flight lock's lease — and is absent after.
+	FreeBy time.Time
 }
 
 // Spec is the provider's idempotency contract as a pure state machine:
@@ -136,6 +140,9 @@ func (s Spec) Record(key string, now time.Time) KeyRecord {
 	r, ok := s.keys[key]
 	if !ok || (r.State == KeyCompleted && now.Sub(r.CompletedAt) > s.Retention) {
 		return KeyRecord{}
+	}
+	if r.State == KeyInFlight && !r.FreeBy.IsZero() && now.After(r.FreeBy) {
+		return KeyRecord{} // its dead holder's lease ran out
 	}
 	return r
 }
@@ -187,4 +194,29 @@ func (s Spec) Complete(key string, status int, digest string, now time.Time) Spe
 	}
 	r.State, r.Status, r.Digest, r.CompletedAt = KeyCompleted, status, digest, now
 	return s.with(key, r)
+}
+
+// Abandon is the processing of key dying with its provider process (killed
+// while it held the key) at now: nothing is stored, and the key stays in
+// flight (409) until freeBy at the latest — its lock's lease — and is
+// absent after it, so a retry is then processed once (seed article 004's
+// lock, held until the work is done, must not outlive a dead worker).
+// Abandoning a key that is not in flight changes nothing.
+func (s Spec) Abandon(key string, freeBy, now time.Time) Spec {
+	r := s.Record(key, now)
+	if r.State != KeyInFlight {
+		return s
+	}
+	r.FreeBy = freeBy
+	return s.with(key, r)
+}
+
+// Forget is a provider freeing a key whose holder died (Abandon) before
+// its lease ran out: allowed, since the dead request commits nothing.
+// Forgetting any other key changes nothing.
+func (s Spec) Forget(key string, now time.Time) Spec {
+	if r := s.Record(key, now); r.State == KeyInFlight && !r.FreeBy.IsZero() {
+		return s.with(key, KeyRecord{})
+	}
+	return s
 }

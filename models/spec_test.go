@@ -267,3 +267,21 @@ func TestSpec_Strings(t *testing.T) {
 		models.Expect{Kind: models.ExpectReplay, Status: 201, Digest: "0123456789abcdef"}.String())
 	assert.Equal(t, "replay of 402 (body d1)", models.Expect{Kind: models.ExpectReplay, Status: 402, Digest: "d1"}.String())
 }
+
+// A key whose holder died stays in flight until its lease ends, then a
+// retry is processed; a provider may free it earlier (Forget).
+func TestSpecAbandonFreesTheKeyAfterTheLease(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	s := models.NewSpec(time.Minute)
+	s, x := s.Arrive("k", true, "fp", t0)
+	require.Equal(t, models.ExpectProcess, x.Kind)
+	s = s.Abandon("k", t0.Add(2*time.Second), t0.Add(time.Millisecond))
+	_, x = s.Arrive("k", true, "fp", t0.Add(time.Second))
+	assert.Equal(t, models.ExpectConflict, x.Kind, "in flight during the lease")
+	_, x = s.Arrive("k", true, "fp", t0.Add(3*time.Second))
+	assert.Equal(t, models.ExpectProcess, x.Kind, "free after it")
+	_, x = s.Forget("k", t0.Add(time.Second)).Arrive("k", true, "fp", t0.Add(time.Second))
+	assert.Equal(t, models.ExpectProcess, x.Kind, "freed early")
+	done := s.Complete("k", 201, "d", t0.Add(time.Millisecond))
+	assert.Equal(t, done, done.Abandon("k", t0, t0.Add(time.Millisecond)), "a completed key is not abandoned")
+}

@@ -54,7 +54,11 @@ func CurlScript(f Failure) []byte {
 	b.WriteString("#\n# Usage: IDEMCHECK_PROVIDER_URL=http://127.0.0.1:PORT [IDEMCHECK_API_KEY=...] bash failure.curl.sh\n")
 	switch {
 	case f.Mutant != "" && f.MutantSide == "provider":
-		fmt.Fprintf(&b, "# A provider with the same bug: go run ./cmd/refprovider -addr 127.0.0.1:0 -mutant %s\n", shellComment(f.Mutant))
+		store := ""
+		if strings.HasPrefix(f.Mutant, "redis-") { // a Redis store mutant (sut/mutants/store_mutants.go)
+			store = " -store redis"
+		}
+		fmt.Fprintf(&b, "# A provider with the same bug: go run ./cmd/refprovider -addr 127.0.0.1:0%s -mutant %s\n", store, shellComment(f.Mutant))
 	case f.Mutant != "":
 		b.WriteString("# The bug is the client's (the requests below are what it sent): replay them against the\n")
 		b.WriteString("# reference provider, go run ./cmd/refprovider -addr 127.0.0.1:0\n")

@@ -6,10 +6,20 @@
 // Usage:
 //
 //	refprovider [-addr 127.0.0.1:0] [-mutant NAME] [-retention 24h] [-processing 0s]
+//	            [-store memory|redis] [-redis URL] [-redis-prefix P] [-lease 30s]
+//
+// With -store redis the keys and charges live in Redis (seed article 004's
+// store, sut/provider/redisstore) at -redis (default IDEMCHECK_REDIS_URL,
+// else redis://127.0.0.1:6379/0) under -redis-prefix (default
+// "idemcheck:refprovider:"): a refprovider restarted over the same Redis
+// and prefix replays the keys and lists the charges of the one before it.
+// The in-flight lock's lease is -lease (default 30 s, shorter than
+// -retention). Redis mutants (redis-…) need -store redis.
 //
 // A mutant whose bug shows only while a request is in flight gets the
 // processing time it needs unless -processing is given: no-inflight-lock
-// 50ms, stuck-inflight 2s (InflightProcessing).
+// and redis-get-then-set 50ms, redis-lease-too-short 300ms, stuck-inflight
+// 2s (InflightProcessing).
 //
 // With -mutant it first prints which mutant it serves. It prints
 // "listening on http://ADDR" once it accepts connections (with
@@ -30,7 +40,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/sut/provider"
+	"github.com/idemcheck/idemcheck/sut/provider/redisstore"
 	"github.com/idemcheck/idemcheck/sut/provider/server"
 )
 
@@ -49,6 +61,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	mutant := fs.String("mutant", "", "serve the provider mutant `NAME` from sut/mutants instead of the reference")
 	retention := fs.Duration("retention", provider.DefaultRetention, "key retention window")
 	processing := fs.Duration("processing", 0, "processing time of each request before it commits")
+	store := fs.String("store", "memory", "where keys and charges live: `memory` or redis")
+	redisURL := fs.String("redis", redisstore.URL(), "Redis `URL` for -store redis (default from "+redisstore.EnvURL+")")
+	prefix := fs.String("redis-prefix", "idemcheck:refprovider:", "key `prefix` in Redis: the same prefix after a restart keeps the keys and charges")
+	lease := fs.Duration("lease", redisstore.DefaultLease, "in-flight lock lease with -store redis")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -58,7 +74,24 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		*processing = d
 		fmt.Fprintf(out, "processing %s per request: %s shows only while a request is in flight (-processing to change)\n", d, *mutant)
 	}
-	h, err := Handler(*mutant, *retention, *processing)
+	var h http.Handler
+	var err error
+	switch *store {
+	case "memory":
+		h, err = Handler(*mutant, *retention, *processing)
+	case "redis":
+		c, cerr := redisstore.Connect(ctx, *redisURL)
+		if cerr != nil {
+			return cerr
+		}
+		defer func() { _ = c.Close() }()
+		h, err = server.RedisHandler(*mutant, *retention, *processing, server.Redis{Client: c, Prefix: *prefix, Lease: *lease})
+		if err == nil {
+			fmt.Fprintf(out, "keys and charges in Redis at %s under %s\n", reports.RedactURL(*redisURL), *prefix)
+		}
+	default:
+		err = fmt.Errorf("-store %q: memory or redis", *store)
+	}
 	if err != nil {
 		return err
 	}
@@ -90,8 +123,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 // is in flight: two requests must overlap for a missing in-flight lock to
 // charge twice, and a key stuck in flight must outlast a client's retries.
 var InflightProcessing = map[string]time.Duration{
-	"no-inflight-lock": 50 * time.Millisecond,
-	"stuck-inflight":   2 * time.Second,
+	"no-inflight-lock":      50 * time.Millisecond,
+	"stuck-inflight":        2 * time.Second,
+	"redis-get-then-set":    50 * time.Millisecond,
+	"redis-lease-too-short": 300 * time.Millisecond, // outlives its 100 ms lease
 }
 
 // Handler is server.Handler: the reference provider with retention and a

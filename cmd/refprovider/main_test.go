@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/idemcheck/idemcheck/sut/provider/redisstore"
 )
 
 func TestListenRefusesNonLoopback(t *testing.T) {
@@ -147,5 +149,65 @@ func TestInflightMutantGetsProcessingTime(t *testing.T) {
 	b, _ := io.ReadAll(resp.Body)
 	if n := strings.Count(string(b), `"id":"ch_`); n != 2 {
 		t.Fatalf("the mutant holds %d charges for the reference, want 2 (it has no in-flight lock): %s", n, b)
+	}
+}
+
+// TestRedisStoreSurvivesARestart: with -store redis a refprovider
+// restarted over the same Redis and prefix replays the first one's key
+// and lists its charge (seed article 004's store outlives the process).
+func TestRedisStoreSurvivesARestart(t *testing.T) {
+	prefix := "idemcheck-test:refprovider:" + strings.ReplaceAll(t.Name(), "/", "_") + ":" + time.Now().UTC().Format("150405.000000") + ":"
+	c, err := redisstore.Connect(t.Context(), redisstore.URL())
+	if err != nil {
+		t.Fatal(err) // names IDEMCHECK_REDIS_URL
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	t.Cleanup(func() { // runs first
+		if err := redisstore.Clear(context.Background(), c, prefix); err != nil {
+			t.Error(err)
+		}
+	})
+	body := `{"amount":100,"currency":"TRY","source":"tok_visa","description":"Bookstore order 8","merchant_reference":"bookstore-8-a"}`
+	post := func(base string) (int, string, string) {
+		req, _ := http.NewRequest(http.MethodPost, base+"/v1/charges", bytes.NewBufferString(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", `"01a1d96c-e23d-77bf-801e-9df969c1d888"`)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), resp.Header.Get("Idempotent-Replayed")
+	}
+	var first string
+	for i := range 2 {
+		t.Run([]string{"first", "restarted"}[i], func(t *testing.T) {
+			base, before := startRun(t, "-store", "redis", "-redis-prefix", prefix)
+			if len(before) != 1 || !strings.Contains(before[0], "keys and charges in Redis") {
+				t.Fatalf("printed %q before listening", before)
+			}
+			status, b, replayed := post(base)
+			if status != http.StatusCreated || (i == 1 && (b != first || replayed != "true")) {
+				t.Fatalf("POST %d %s replayed=%q (first body %s)", status, b, replayed, first)
+			}
+			first = b
+			resp, err := http.Get(base + "/v1/charges?merchant_reference=bookstore-8-a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			lb, _ := io.ReadAll(resp.Body)
+			if n := strings.Count(string(lb), `"id":"ch_`); n != 1 {
+				t.Fatalf("%d charges listed, want the one: %s", n, lb)
+			}
+		})
+	}
+}
+
+func TestRedisMutantNeedsTheRedisStore(t *testing.T) {
+	err := run(context.Background(), []string{"-addr", "127.0.0.1:0", "-mutant", "redis-get-then-set"}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "-store redis") {
+		t.Fatalf("run = %v, want the mutant refused without -store redis", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/sut/client"
 	"github.com/idemcheck/idemcheck/sut/provider"
+	"github.com/idemcheck/idemcheck/sut/provider/redisstore"
 )
 
 // Mutant is one planted bug.
@@ -37,6 +38,10 @@ type Mutant struct {
 	// Instances, if above 1, is how many client instances the mutant needs
 	// at least (IDEMCHECK_CLIENT_INSTANCES); the harness runs that many.
 	Instances int
+	// RedisStore, if set, plants the bug in the provider's Redis store
+	// (sut/provider/redisstore): the mutant runs only with the provider on
+	// Redis (IDEMCHECK_PROVIDER_STORE=redis).
+	RedisStore func(cfg *redisstore.Config)
 }
 
 var registry = map[string]Mutant{}
@@ -44,7 +49,7 @@ var registry = map[string]Mutant{}
 func register(m Mutant) {
 	if m.Side == "" {
 		m.Side = "client"
-		if m.Provider != nil {
+		if m.Provider != nil || m.RedisStore != nil {
 			m.Side = "provider"
 		}
 	}

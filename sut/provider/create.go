@@ -83,12 +83,16 @@ func (p *Provider) create(w http.ResponseWriter, r *http.Request) {
 	if p.planted.NoFingerprint { // planted bug: NoFingerprint
 		fingerprint = ""
 	}
+	if p.store != nil {
+		p.createStored(w, r, key, fingerprint, req)
+		return
+	}
 	rec, v := p.take(key, fingerprint)
 	switch v {
 	case mismatch:
-		writeProblem(w, http.StatusUnprocessableEntity, "the Idempotency-Key was used with a different request body")
+		writeMismatch(w)
 	case inFlight:
-		writeProblem(w, http.StatusConflict, "a request with this Idempotency-Key is still being processed; retry later with the same key")
+		writeInFlight(w)
 	case replay:
 		w.Header().Set(models.ReplayedHeader, "true")
 		writeRaw(w, rec.status, rec.body)
@@ -109,6 +113,10 @@ func (p *Provider) createWithoutKey(w http.ResponseWriter, r *http.Request) {
 	req, err := decodeRequest(w, r)
 	if err != nil {
 		writeProblem(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if p.store != nil {
+		p.processStored(w, r, Taken{}, req)
 		return
 	}
 	status, body := p.process("", &record{startedAt: p.now()}, req, r)

@@ -22,6 +22,8 @@
 //   - create.go   — POST /v1/charges: validation, the key store, processing.
 //   - find.go     — GET /v1/charges?merchant_reference=.
 //   - write.go    — JSON and problem-details (RFC 9457) responses.
+//   - store.go    — Store: a durable key store and ledger instead of memory
+//     (Config.Store; redisstore is seed article 004's Redis store).
 //   - planted.go  — Planted: deliberate, switchable bugs for sut/mutants;
 //     the zero value (the default) is the reference provider.
 package provider

@@ -16,6 +16,10 @@ func (p *Provider) find(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, http.StatusBadRequest, "the merchant_reference query parameter is required")
 		return
 	}
+	if p.store != nil {
+		p.findStored(w, ref)
+		return
+	}
 	list := models.ChargeList{Data: []models.Charge{}}
 	p.mu.Lock()
 	for _, ch := range p.charges {

@@ -35,12 +35,17 @@ type Config struct {
 	// refused with 400. Default false: the key is required (PROVIDER_API.md).
 	KeyOptional bool
 	// Planted switches on deliberate bugs; only sut/mutants sets it. The zero
-	// value is the reference provider.
+	// value is the reference provider. It applies to the in-memory store
+	// only (a Store plants its own).
 	Planted Planted
+	// Store, if set, keeps the keys and the charges instead of memory (seed
+	// article 004's Redis store: sut/provider/redisstore); Retention is then
+	// the Store's own. Nil: in memory, the default.
+	Store Store
 }
 
 // Provider is the reference provider. It implements http.Handler and is
-// safe for concurrent use. Its state lives in memory only.
+// safe for concurrent use. Its state lives in memory, or in Config.Store.
 type Provider struct {
 	retention    time.Duration
 	now          func() time.Time
@@ -48,6 +53,7 @@ type Provider struct {
 	keyOptional  bool
 	declines     int     // guarded by mu: declines processed, for their ids
 	planted      Planted // deliberate bugs; zero for the reference
+	store        Store   // nil: keys and charges in memory
 
 	mu      sync.Mutex         // guards keys, charges, declines
 	keys    map[string]*record // by parsed Idempotency-Key (models.ParseKey)
@@ -62,6 +68,7 @@ func New(cfg Config) *Provider {
 		beforeCommit: cfg.BeforeCommit,
 		keyOptional:  cfg.KeyOptional,
 		planted:      cfg.Planted,
+		store:        cfg.Store,
 		keys:         make(map[string]*record),
 	}
 	if p.retention <= 0 {
@@ -101,8 +108,12 @@ func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // Charges returns a copy of every charge the provider holds, in creation
-// order: the harness's "provider truth".
+// order: the harness's "provider truth". Over a Store it reads the
+// ledger, and is nil when that fails (Store.Charges says why).
 func (p *Provider) Charges() []models.Charge {
+	if p.store != nil {
+		return p.chargesStored()
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]models.Charge(nil), p.charges...)

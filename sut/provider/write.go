@@ -36,3 +36,13 @@ func mustJSON(v any) []byte {
 	}
 	return b
 }
+
+// writeMismatch answers 422: the key belongs to another request body.
+func writeMismatch(w http.ResponseWriter) {
+	writeProblem(w, http.StatusUnprocessableEntity, "the Idempotency-Key was used with a different request body")
+}
+
+// writeInFlight answers 409: another request under the key is in flight.
+func writeInFlight(w http.ResponseWriter) {
+	writeProblem(w, http.StatusConflict, "a request with this Idempotency-Key is still being processed; retry later with the same key")
+}

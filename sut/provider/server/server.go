@@ -12,16 +12,47 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/idemcheck/idemcheck/sut/mutants"
 	"github.com/idemcheck/idemcheck/sut/provider"
+	"github.com/idemcheck/idemcheck/sut/provider/redisstore"
 )
 
 // Handler is the provider to serve: the reference provider with retention
 // (default 24h when not positive) and a processing delay before each
 // request commits (0 for none), or the provider mutant called mutant. A
-// client mutant is an error: only providers are served.
+// client mutant is an error: only providers are served. Keys and charges
+// live in memory.
 func Handler(mutant string, retention, processing time.Duration) (http.Handler, error) {
+	return handler(mutant, retention, processing, nil)
+}
+
+// Redis is where RedisHandler keeps the keys and charges.
+type Redis struct {
+	// Client is the connection (redisstore.Connect); the caller closes it.
+	Client *redis.Client
+	// Prefix starts every key written: the same prefix after a restart
+	// finds the same keys and charges.
+	Prefix string
+	// Lease is the in-flight lock's lease; default redisstore.DefaultLease
+	// (30 s).
+	Lease time.Duration
+}
+
+// RedisHandler is Handler with the keys and charges in Redis (seed article
+// 004's store, sut/provider/redisstore): the reference, or a provider
+// mutant of the Redis store. An in-memory provider mutant is an error.
+func RedisHandler(mutant string, retention, processing time.Duration, rd Redis) (http.Handler, error) {
+	return handler(mutant, retention, processing, &rd)
+}
+
+func handler(mutant string, retention, processing time.Duration, rd *Redis) (http.Handler, error) {
 	cfg := provider.Config{Retention: retention}
+	scfg := redisstore.Config{Retention: retention}
+	if rd != nil {
+		scfg.Client, scfg.Prefix, scfg.Lease = rd.Client, rd.Prefix, rd.Lease
+	}
 	if processing > 0 {
 		cfg.BeforeCommit = func(r *http.Request) {
 			t := time.NewTimer(processing)
@@ -37,10 +68,25 @@ func Handler(mutant string, retention, processing time.Duration) (http.Handler, 
 		if err != nil {
 			return nil, err
 		}
-		if m.Provider == nil {
+		switch {
+		case m.Provider == nil && m.RedisStore == nil:
 			return nil, fmt.Errorf("mutant %q is a client mutant; refprovider serves provider mutants only", mutant)
+		case m.RedisStore != nil && rd == nil:
+			return nil, fmt.Errorf("mutant %q plants its bug in the Redis store; serve it with -store redis", mutant)
+		case m.RedisStore != nil:
+			m.RedisStore(&scfg)
+		case rd != nil:
+			return nil, fmt.Errorf("mutant %q plants its bug in the in-memory provider; serve it without -store redis", mutant)
+		default:
+			m.Provider(&cfg)
 		}
-		m.Provider(&cfg)
+	}
+	if rd != nil {
+		st, err := redisstore.New(scfg)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Store = st
 	}
 	return provider.New(cfg), nil
 }

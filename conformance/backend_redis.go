@@ -1,0 +1,304 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/idemcheck/idemcheck/faults"
+	"github.com/idemcheck/idemcheck/models"
+	"github.com/idemcheck/idemcheck/sut/mutants"
+	"github.com/idemcheck/idemcheck/sut/provider"
+	"github.com/idemcheck/idemcheck/sut/provider/redisstore"
+)
+
+// StoreRedis is Config.ProviderStore's Redis store (StoreMemory is the
+// in-memory default of both stores).
+const StoreRedis = "redis"
+
+// Defaults of a run with the provider on Redis. Redis's TTLs run on its
+// own clock, so such a run is in real time and publishes a short
+// retention window: DefaultRedisRetention (20 s, longer than any sequence
+// lasts in real time, so the reference never forgets a key mid-sequence;
+// its thousandth, 20 ms, is shorter than the client's scaled retry delay
+// (67 ms at the default time scale of 1/15, 33 ms at 1/30), so a TTL set
+// in the wrong unit is gone before the retry).
+// The lease, DefaultRedisLease, outlasts the longest drawn processing
+// (15 s scaled to 1 s).
+const (
+	DefaultRedisRetention = 20 * time.Second
+	DefaultRedisLease     = 2 * time.Second
+)
+
+// providerStoreDefaults checks ProviderStore and sets the Redis run's defaults.
+func (c *Config) providerStoreDefaults() error {
+	switch c.ProviderStore {
+	case "":
+		c.ProviderStore = StoreMemory
+	case StoreMemory:
+	case StoreRedis:
+		if c.Provider != ProviderEmbedded {
+			return fmt.Errorf("conformance: IDEMCHECK_PROVIDER_STORE=redis puts the embedded provider on Redis; IDEMCHECK_PROVIDER=%s is another provider", c.Provider)
+		}
+		if c.RedisURL == "" {
+			c.RedisURL = redisstore.DefaultURL
+		}
+		if c.Retention == 0 {
+			c.Retention = DefaultRedisRetention
+		}
+	default:
+		return fmt.Errorf("conformance: IDEMCHECK_PROVIDER_STORE=%q is not supported (%q or %q)", c.ProviderStore, StoreMemory, StoreRedis)
+	}
+	return nil
+}
+
+// onRedis reports whether the embedded provider keeps its store in Redis.
+func (c Config) onRedis() bool { return c.ProviderStore == StoreRedis }
+
+// checkStoreMutant refuses a mutant planted in a store the run does not
+// use: a Redis store mutant needs the provider on Redis, and an in-memory
+// provider mutant would silently be the reference there.
+func (c Config) checkStoreMutant(m *mutants.Mutant) error {
+	switch {
+	case m == nil:
+	case m.RedisStore != nil && !c.onRedis():
+		return fmt.Errorf("mutant %s plants its bug in the provider's Redis store; run it with IDEMCHECK_PROVIDER_STORE=redis", m.Name)
+	case m.Provider != nil && c.onRedis():
+		return fmt.Errorf("mutant %s plants its bug in the in-memory provider; IDEMCHECK_PROVIDER_STORE=redis does not use it", m.Name)
+	}
+	return nil
+}
+
+// redisClients holds one client per Redis URL for the process, opened on
+// first use.
+var redisClients struct {
+	mu sync.Mutex // guards byURL
+	by map[string]*redis.Client
+}
+
+// redisClient is the shared client for url; an unreachable Redis is an
+// error naming IDEMCHECK_REDIS_URL.
+func redisClient(url string) (*redis.Client, error) {
+	redisClients.mu.Lock()
+	defer redisClients.mu.Unlock()
+	if c, ok := redisClients.by[url]; ok {
+		return c, nil
+	}
+	c, err := redisstore.Connect(context.Background(), url)
+	if err != nil {
+		return nil, err
+	}
+	if redisClients.by == nil {
+		redisClients.by = map[string]*redis.Client{}
+	}
+	redisClients.by[url] = c
+	return c, nil
+}
+
+// redisRun numbers the sequences of this process for their key prefixes.
+var (
+	redisRunID = uuid.NewString()[:8]
+	redisSeq   atomic.Int64
+)
+
+// redisBackend is the reference provider (or a Redis store mutant) on the
+// Redis store, in this process behind the InProcess wire: its decisions
+// are ordered in the history as in memory, so every invariant is judged
+// the same way, but Redis's TTLs are real, so time is too (the offset
+// clock; the client's timeouts and the drawn faults scaled by TimeScale).
+// Each sequence has its own key prefix, deleted by Close.
+//
+// A provider-crash fault kills the provider process serving the request
+// once it holds the key (its store calls fail from then on: a dead
+// process sends nothing) and starts a new one over the same prefix.
+type redisBackend struct {
+	cfg   Config
+	store *redisstore.Store
+	wire  *faults.InProcess
+
+	mu        sync.Mutex // guards busy, cur, deadUntil
+	busy      int        // requests inside the provider
+	idle      *sync.Cond // signalled when busy drops to 0
+	cur       *instance  // the provider process serving new requests
+	deadUntil time.Time  // real time by which every dead holder's lock has expired
+}
+
+// crashSlack is waited beyond a killed request's lease before time jumps
+// (settle), so that Redis has surely expired the lock by then
+// (World.Killable).
+const crashSlack = 50 * time.Millisecond
+
+func newRedisBackend(cfg Config, m *mutants.Mutant, hist *models.History, now func() time.Time, scale func(time.Duration) time.Duration) (*redisBackend, error) {
+	c, err := redisClient(cfg.RedisURL)
+	if err != nil {
+		return nil, err
+	}
+	scfg := redisstore.Config{
+		Client:      c,
+		Prefix:      fmt.Sprintf("idemcheck:%s:%d:", redisRunID, redisSeq.Add(1)),
+		Retention:   cfg.Retention,
+		Lease:       DefaultRedisLease,
+		Unreachable: faults.StoreDown,
+	}
+	if m != nil && m.RedisStore != nil {
+		m.RedisStore(&scfg)
+	}
+	store, err := redisstore.New(scfg)
+	if err != nil {
+		return nil, err
+	}
+	b := &redisBackend{cfg: cfg, store: store}
+	b.idle = sync.NewCond(&b.mu)
+	b.wire = &faults.InProcess{History: hist, Processing: scale(cfg.Processing), Now: now}
+	b.cur = b.start()
+	b.wire.Handler = http.HandlerFunc(b.serve)
+	return b, nil
+}
+
+// start starts a provider process over the store.
+func (b *redisBackend) start() *instance {
+	in := &instance{}
+	in.prov = provider.New(provider.Config{
+		Retention: b.cfg.Retention, Now: b.wire.Now, Store: fenced{b.store, in},
+		BeforeCommit: func(r *http.Request) {
+			b.wire.BeforeCommit(r)
+			if faults.ProviderCrash(r.Context()) {
+				b.kill(in)
+			}
+		},
+	})
+	return in
+}
+
+// kill kills in while it holds a key and starts its successor.
+func (b *redisBackend) kill(in *instance) {
+	in.dead.Store(true)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if until := time.Now().Add(DefaultRedisLease + crashSlack); until.After(b.deadUntil) {
+		b.deadUntil = until
+	}
+	b.cur = b.start()
+}
+
+// serve counts the request while the provider process serving it works.
+func (b *redisBackend) serve(w http.ResponseWriter, r *http.Request) {
+	b.mu.Lock()
+	b.busy++
+	in := b.cur
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		if b.busy--; b.busy == 0 {
+			b.idle.Broadcast()
+		}
+		b.mu.Unlock()
+	}()
+	in.prov.ServeHTTP(w, r)
+}
+
+// quiesce returns once the provider works on no request: before time
+// jumps, what it was charging has landed (as for a remote provider).
+func (b *redisBackend) quiesce() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for b.busy > 0 {
+		b.idle.Wait()
+	}
+}
+
+// settle is quiesce, then the wait until every lock a killed process held
+// has expired in Redis: before time jumps, as it would in the time that
+// passes.
+func (b *redisBackend) settle() {
+	b.quiesce()
+	b.mu.Lock()
+	until := b.deadUntil
+	b.mu.Unlock()
+	if d := time.Until(until); d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		<-t.C
+	}
+}
+
+func (b *redisBackend) Wire() http.RoundTripper { return b.wire }
+func (b *redisBackend) BaseURL() string         { return "http://provider.idemcheck.invalid" }
+
+// Charges reads the ledger from Redis.
+func (b *redisBackend) Charges() ([]models.Charge, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cs, err := b.store.Charges(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("redis (%s): reading the ledger: %w", redisstore.EnvURL, err)
+	}
+	return cs, nil
+}
+
+// Close waits for the provider's work to end and deletes the sequence's
+// keys.
+func (b *redisBackend) Close() error {
+	b.quiesce()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return b.store.Clear(ctx)
+}
+
+// instance is one provider process over the store.
+type instance struct {
+	prov *provider.Provider
+	dead atomic.Bool // killed: its store calls fail
+}
+
+// errDead is every store call of a killed provider process.
+var errDead = errors.New("the provider process was killed")
+
+// fenced is the store as one provider process reaches it: nothing once
+// the process is dead.
+type fenced struct {
+	provider.Store
+	in *instance
+}
+
+func (f fenced) Take(ctx context.Context, key, fp string) (provider.Taken, error) {
+	if f.in.dead.Load() {
+		return provider.Taken{}, errDead
+	}
+	return f.Store.Take(ctx, key, fp)
+}
+
+func (f fenced) Finish(ctx context.Context, t provider.Taken, r provider.Stored) error {
+	if f.in.dead.Load() {
+		return errDead
+	}
+	return f.Store.Finish(ctx, t, r)
+}
+
+func (f fenced) Release(ctx context.Context, t provider.Taken) error {
+	if f.in.dead.Load() {
+		return errDead
+	}
+	return f.Store.Release(ctx, t)
+}
+
+func (f fenced) AddCharge(ctx context.Context, ch models.Charge) (models.Charge, error) {
+	if f.in.dead.Load() {
+		return ch, errDead
+	}
+	return f.Store.AddCharge(ctx, ch)
+}
+
+func (f fenced) NextDecline(ctx context.Context) (int, error) {
+	if f.in.dead.Load() {
+		return 0, errDead
+	}
+	return f.Store.NextDecline(ctx)
+}
