@@ -40,7 +40,12 @@ type refresher interface{ Refresh() }
 
 // budgeted is a backend whose requests are bounded by a budget; Exhausted
 // reports whether it has room for another step, and which budget is short.
-type budgeted interface{ Exhausted() (bool, string) }
+// SearchExhausted whether the search's share of it (ShrinkShare kept for
+// shrinking) has no room left.
+type budgeted interface {
+	Exhausted() (bool, string)
+	SearchExhausted() (bool, string)
+}
 
 // embedded is the reference provider in process, on the bubble's virtual
 // clock, behind the InProcess wire that orders its decisions in the

@@ -60,6 +60,14 @@ type Config struct {
 	// "reproduced N/N" or "flaky (k/N)" in the report; 0 (default) checks
 	// nothing. IDEMCHECK_REPRODUCE (DefaultReplays is the usual value).
 	Reproduce int
+	// Baseline lists the acknowledged deviations: one it lists is reported
+	// KNOWN, not FAIL (see Baseline for the file's format); none by
+	// default. IDEMCHECK_BASELINE names the file.
+	Baseline Baseline
+	// MaxDeviations is how many distinct deviations a run against a URL
+	// records before it stops searching (1: stop at the first, as rapid
+	// alone does); default 10. IDEMCHECK_MAX_DEVIATIONS.
+	MaxDeviations int
 }
 
 // The providers under test.
@@ -73,15 +81,17 @@ const (
 	DefaultReportDir   = "idemcheck-reports"
 	DefaultMaxOrders   = 3
 	DefaultMaxSchedule = 6
-	DefaultProcessing  = 50 * time.Millisecond
-	DefaultRetention   = 24 * time.Hour
-	DefaultTimeScale   = 1.0 / 15
+	// DefaultMaxDeviations is MaxDeviations' default.
+	DefaultMaxDeviations = 10
+	DefaultProcessing    = 50 * time.Millisecond
+	DefaultRetention     = 24 * time.Hour
+	DefaultTimeScale     = 1.0 / 15
 	// DefaultRemoteTimeScale is TimeScale's default against a URL.
 	DefaultRemoteTimeScale = 1.0 / 3
 )
 
 // FromEnv reads IDEMCHECK_PROVIDER, IDEMCHECK_MUTANT, IDEMCHECK_REPORT_DIR,
-// IDEMCHECK_MAX_ORDERS, IDEMCHECK_MAX_SCHEDULE and IDEMCHECK_REPRODUCE. An unusable value is an
+// IDEMCHECK_MAX_ORDERS, IDEMCHECK_MAX_SCHEDULE, IDEMCHECK_REPRODUCE, IDEMCHECK_BASELINE and IDEMCHECK_MAX_DEVIATIONS. An unusable value is an
 // error naming the variable.
 func FromEnv() (Config, error) {
 	c := Config{
@@ -89,7 +99,7 @@ func FromEnv() (Config, error) {
 		Mutant:    os.Getenv("IDEMCHECK_MUTANT"),
 		ReportDir: os.Getenv("IDEMCHECK_REPORT_DIR"),
 	}
-	for name, dst := range map[string]*int{"IDEMCHECK_MAX_ORDERS": &c.MaxOrders, "IDEMCHECK_MAX_SCHEDULE": &c.MaxSchedule} {
+	for name, dst := range map[string]*int{"IDEMCHECK_MAX_ORDERS": &c.MaxOrders, "IDEMCHECK_MAX_SCHEDULE": &c.MaxSchedule, "IDEMCHECK_MAX_DEVIATIONS": &c.MaxDeviations} {
 		if v := os.Getenv(name); v != "" {
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 1 {
@@ -111,6 +121,13 @@ func FromEnv() (Config, error) {
 			return c, fmt.Errorf("conformance: IDEMCHECK_REPRODUCE=%q is not a count of replays (0 or more)", v)
 		}
 		c.Reproduce = n
+	}
+	if v := os.Getenv("IDEMCHECK_BASELINE"); v != "" {
+		b, err := LoadBaseline(v)
+		if err != nil {
+			return c, err
+		}
+		c.Baseline = b
 	}
 	return c.withDefaults()
 }
@@ -136,6 +153,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxSchedule == 0 {
 		c.MaxSchedule = DefaultMaxSchedule
+	}
+	if c.MaxDeviations == 0 {
+		c.MaxDeviations = DefaultMaxDeviations
 	}
 	if c.Processing == 0 {
 		c.Processing = DefaultProcessing

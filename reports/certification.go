@@ -71,6 +71,10 @@ type Certification struct {
 	Invariants []InvariantResult `json:"invariants,omitempty"`
 	// Coverage is what the run's random sequences exercised.
 	Coverage Coverage `json:"coverage"`
+	// Deviations are the distinct deviations the property's failure
+	// catalogue found, in the order found, each with its own
+	// counterexample (FAIL, or KNOWN when the baseline lists it).
+	Deviations []Deviation `json:"deviations,omitempty"`
 }
 
 // InvariantResult is one invariant's verdict over a run: how often it was

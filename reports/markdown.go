@@ -30,6 +30,12 @@ func Markdown(f Failure) []byte {
 		b.WriteString(strings.TrimRight("> "+line, " ") + "\n")
 	}
 	b.WriteString("\n")
+	if f.Verdict == Known {
+		b.WriteString("**KNOWN:** the run's baseline acknowledges this deviation; it does not fail the run.\n\n")
+	}
+	if f.Category != "" {
+		fmt.Fprintf(&b, "Category (what a baseline lists): %s\n\n", code(f.Category, false))
+	}
 	var about []string
 	if f.Test != "" {
 		about = append(about, "Test "+code(f.Test, false))

@@ -43,6 +43,12 @@ type Failure struct {
 	Invariant string `json:"invariant"`
 	// Message is the full violation message.
 	Message string `json:"message"`
+	// Category is the message with its particulars left out (what rapid
+	// shrinks by and a baseline lists), "" when not recorded.
+	Category string `json:"category,omitempty"`
+	// Verdict is FAIL, or KNOWN when the run's baseline acknowledges the
+	// deviation; "" when not recorded (a failure).
+	Verdict Verdict `json:"verdict,omitempty"`
 	// Explanation is one sentence in plain words on what went wrong for
 	// the shopper or the books ("the provider holds two successful charges
 	// for order 3"), "" when none was made.
