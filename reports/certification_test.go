@@ -263,3 +263,24 @@ func TestRunFoldersAndIndex(t *testing.T) {
 		assert.False(t, wrote)
 	})
 }
+
+// A certification whose only deviations are in the baseline is KNOWN, not
+// FAIL (a team gates CI on new deviations); a new one makes it FAIL. The
+// page lists each deviation with its category and links from its run
+// folder to the property's reports.
+func TestCertificationDeviations(t *testing.T) {
+	c := reports.Certification{
+		RunID: "r1", Provider: "http://127.0.0.1:1", Dialect: "reference",
+		Requirements: []reports.RequirementResult{{ID: "replay-returns-first-response", Verdict: reports.Pass}},
+		Invariants:   []reports.InvariantResult{{Name: "replay-consistent", Verdict: reports.Known}},
+		Deviations: []reports.Deviation{{Invariant: "replay-consistent", Category: "replay-consistent: …: x", Message: "replay-consistent: order 1: x",
+			Verdict: reports.Known, Steps: 2, Minimal: "minimal", Report: "run-p/failure.md", Curl: "run-p/failure.curl.sh"}},
+	}
+	assert.Equal(t, reports.Known, c.Overall())
+	md := string(reports.CertificationMarkdown(c))
+	assert.Contains(t, md, "## Deviations")
+	assert.Contains(t, md, "[failure.md](../run-p/failure.md)")
+	assert.Contains(t, md, "`replay-consistent: …: x`")
+	c.Deviations = append(c.Deviations, reports.Deviation{Invariant: "mismatch-rejected", Verdict: reports.Fail, Steps: 3})
+	assert.Equal(t, reports.Fail, c.Overall())
+}
