@@ -49,7 +49,7 @@ func TestCertificationMarkdown(t *testing.T) {
 		"| `retention-window` A key is remembered for the published window. | INCONCLUSIVE | profile | profile: retention_window | the request budget ran out |  |\n",
 		"25 sequences, 310 steps, 180 wire exchanges; faults injected: 503×2, lose-response×4.\n",
 		"| `replay-consistent` | **FAIL** | 120 | 9 replays | replay-consistent: order 1 intent 1: a retry was answered 201 ch_2 |\n",
-		"### Evidence: replay-returns-first-response\n\n| # | step | time |",
+		"### Evidence: replay-returns-first-response\n\n| # | key | provider | client saw | charge |",
 	} {
 		assert.Contains(t, md, want)
 	}

@@ -149,7 +149,7 @@ type exchangeRow struct {
 	first, last models.Exchange
 	n           int
 	fold        string   // what must match for the next exchange to fold in
-	cells       []string // step, request, key, fault, provider, client, replayed, charge
+	cells       []string // key, provider, client, charge, step, request, body, fault, replayed
 }
 
 // writeExchanges writes the table of wire exchanges: time is the offset
@@ -184,12 +184,14 @@ func writeExchanges(b *strings.Builder, h models.Snapshot) {
 			continue
 		}
 		rows = append(rows, exchangeRow{first: ex, last: ex, n: 1, fold: fold, cells: []string{
-			step, mdText(request(ex, false)), keyCell(ex), optCode(cutHash(ex.Fingerprint)), mdText(ex.Fault),
-			mdText(provider), mdText(client), replayed, charge,
+			keyCell(ex), mdText(provider), mdText(client), charge,
+			step, mdText(request(ex, false)), optCode(cutHash(ex.Fingerprint)), mdText(ex.Fault), replayed,
 		}})
 	}
 	base := origin(h)
-	b.WriteString("| # | step | time | request | key | body | fault | provider | client saw | Idempotent-Replayed | charge |\n")
+	// What decides a verdict first (key, the provider's answer, what the
+	// client saw, the charge), so it is on screen at any width.
+	b.WriteString("| # | key | provider | client saw | charge | step | time | request | body | fault | Idempotent-Replayed |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		num, at := strconv.Itoa(r.first.ID), offset(base, r.first.SentAt)
@@ -199,7 +201,7 @@ func writeExchanges(b *strings.Builder, h models.Snapshot) {
 				at += " to " + last
 			}
 		}
-		cells := append([]string{num, r.cells[0], at}, r.cells[1:]...)
+		cells := append(append(append([]string{num}, r.cells[:5]...), at), r.cells[5:]...)
 		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 	}
 	b.WriteString("\n")
