@@ -93,7 +93,11 @@ func Markdown(f Failure) []byte {
 	writeExchanges(&b, h)
 
 	b.WriteString("## Sequence diagram\n\n")
-	writeFenced(&b, "mermaid", Mermaid(h))
+	sentence := f.Explanation
+	if sentence == "" {
+		sentence = f.Message
+	}
+	writeFenced(&b, "mermaid", MermaidViolation(h, f.Invariant, sentence))
 
 	b.WriteString("## Final state\n\n")
 	writeFinalState(&b, f)
