@@ -79,6 +79,18 @@ func TestCatalogueListsEveryDeviation(t *testing.T) {
 	require.Contains(t, string(cat), "| **FAIL** |")
 	require.Contains(t, string(cat), "| KNOWN |")
 	require.Contains(t, out, "deviation 2, ")
+	// A replay mismatch shows the first answer and the replay side by
+	// side, the differing charge in bold (issue 11, item 13).
+	for n := 1; n <= 2; n++ {
+		md, err := os.ReadFile(reportFile(dir, "url", reports.DeviationName(n)+".md"))
+		require.NoError(t, err)
+		if deviationReport(t, dir, n, out).Invariant == "replay-consistent" {
+			require.Contains(t, string(md), "## What differs: first answer and replay\n")
+			require.Regexp(t, "\\| provider charge \\| \\*\\*`ch_[0-9]+`\\*\\* \\| \\*\\*`ch_[0-9]+`\\*\\* \\|", string(md))
+		} else {
+			require.Contains(t, string(md), "## What differs: one key, two bodies, both answered\n")
+		}
+	}
 }
 
 // TestCatalogueShrinkCutByTheBudget: when the budget runs out while rapid

@@ -63,6 +63,7 @@ func failureOf(r *runState, m *machine, w World, v *ViolationError) reports.Fail
 		f.Mutant, f.MutantSide = r.mutant.Name, r.mutant.Side
 	}
 	f.Schedule = append(f.Schedule, m.w.schedules...)
+	f.Compare = comparisonOf(w, v)
 	return f
 }
 

@@ -43,6 +43,12 @@ type RequirementResult struct {
 	// Seconds is the wall-clock time the requirement took, in seconds
 	// (0 for one that sent nothing).
 	Seconds float64 `json:"seconds,omitempty"`
+	// Linearizability is porcupine's own visualisation (an HTML page) of
+	// a concurrent history no order of the provider's decisions explains,
+	// nil otherwise; WriteCertificationRun keeps it in the run folder as
+	// LinearizabilityFile and the page links to it.
+	Linearizability     []byte `json:"-"`
+	LinearizabilityFile string `json:"linearizability,omitempty"`
 }
 
 // Budget is one bounded resource of a remote run: how much was used of how

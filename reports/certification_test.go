@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/idemcheck/idemcheck/models"
 	"github.com/idemcheck/idemcheck/reports"
 )
 
@@ -283,4 +284,40 @@ func TestCertificationDeviations(t *testing.T) {
 	assert.Contains(t, md, "`replay-consistent: …: x`")
 	c.Deviations = append(c.Deviations, reports.Deviation{Invariant: "mismatch-rejected", Verdict: reports.Fail, Steps: 3})
 	assert.Equal(t, reports.Fail, c.Overall())
+}
+
+// CompareExchanges marks the fields that differ, and the report shows
+// them in bold side by side.
+func TestCompareExchanges(t *testing.T) {
+	a := models.Exchange{ID: 1, Method: "POST", HasKey: true, KeyHeader: `"k"`, Fingerprint: "aaaa", Forwarded: true, ProviderDone: true, ProviderStatus: 201, ProviderChargeID: "ch_1", Done: true, Status: 201}
+	b := a
+	b.ID, b.ProviderChargeID, b.Replayed = 2, "ch_2", true
+	c := reports.CompareExchanges("first answer and replay", a, b)
+	var differs []string
+	for _, r := range c.Rows {
+		if r.Differs {
+			differs = append(differs, r.Field)
+		}
+	}
+	assert.Equal(t, []string{"provider charge", "Idempotent-Replayed"}, differs)
+	md := string(reports.Markdown(reports.Failure{Invariant: "replay-consistent", Compare: &c}))
+	assert.Contains(t, md, "## What differs: first answer and replay\n\n| | exchange 1 | exchange 2 |\n")
+	assert.Contains(t, md, "| provider charge | **`ch_1`** | **`ch_2`** |\n")
+	assert.Contains(t, md, "| provider status | `201` | `201` |\n")
+}
+
+// A requirement failed on an illegal concurrent history keeps porcupine's
+// visualisation in the run folder, linked from the page.
+func TestCertificationKeepsPorcupinesVisualisation(t *testing.T) {
+	dir := t.TempDir()
+	c := reports.Certification{RunID: "r-viz", Started: time.Date(2025, 3, 14, 7, 0, 0, 0, time.UTC),
+		Requirements: []reports.RequirementResult{{ID: "concurrent-same-key-charges-once", Verdict: reports.Fail, Linearizability: []byte("<html>porcupine</html>")}}}
+	p, err := reports.WriteCertificationRun(dir, c)
+	require.NoError(t, err)
+	page, err := os.ReadFile(filepath.Join(p.Dir, "concurrent-same-key-charges-once.porcupine.html"))
+	require.NoError(t, err)
+	assert.Equal(t, "<html>porcupine</html>", string(page))
+	md, err := os.ReadFile(p.Markdown)
+	require.NoError(t, err)
+	assert.Contains(t, string(md), "[porcupine's visualisation](concurrent-same-key-charges-once.porcupine.html)")
 }

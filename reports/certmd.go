@@ -101,6 +101,9 @@ func CertificationMarkdown(c Certification) []byte {
 			if len(r.Evidence) > 0 {
 				ev = fmt.Sprintf("[%s](#%s)", plural(len(r.Evidence), "exchange"), evidenceAnchor(r.ID))
 			}
+			if r.LinearizabilityFile != "" {
+				ev += fmt.Sprintf(" · [porcupine's visualisation](%s)", r.LinearizabilityFile)
+			}
 			fmt.Fprintf(&b, "| %s %s | %s | %s | %s | %s | %s |\n", code(r.ID, true), mdText(r.Title),
 				verdictCell(r.Verdict), mdText(r.Against), mdText(r.Source), mdText(r.Reason), ev)
 		}

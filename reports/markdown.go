@@ -50,6 +50,9 @@ func Markdown(f Failure) []byte {
 	}
 	b.WriteString(strings.Join(about, " · ") + "\n\n")
 
+	if f.Compare != nil {
+		writeComparison(&b, *f.Compare)
+	}
 	b.WriteString("## How to replay\n\n")
 	if f.Replay == "" {
 		b.WriteString("No replay command was recorded.\n\n")

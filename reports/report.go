@@ -71,6 +71,10 @@ type Failure struct {
 	Attempts []models.PaymentAttempt `json:"attempts"`
 	// Charges are the provider's truth.
 	Charges []models.Charge `json:"charges"`
+	// Compare puts what the violation is about side by side (the first
+	// answer and the replay, the stored and the sent key), nil when
+	// nothing is compared.
+	Compare *Comparison `json:"compare,omitempty"`
 	// Replay is the exact command that replays the failure.
 	Replay string `json:"replay"`
 	// Notes are caveats a reader must know before trusting the report
