@@ -85,9 +85,10 @@ type round struct {
 	// reproduces and shrinks it.
 	found   *ViolationError
 	foundAt time.Time
-	// smallest is the last failing world of found's category: the shrunk
-	// counterexample once rapid is done.
-	smallest reports.Failure
+	// smallest is the last failing world, smallestV its violation: the
+	// shrunk counterexample once rapid is done.
+	smallest  reports.Failure
+	smallestV *ViolationError
 	// cut says why a shrink attempt stopped without a verdict (a budget).
 	cut string
 }
@@ -137,18 +138,16 @@ func (r *runState) endCheck(m *machine) {
 	}
 }
 
-// remember keeps the failing world of a check when it is the round's
-// first violation or one of its category (a smaller one rapid shrinks to):
-// the last one kept is the shrunk counterexample. A shrink attempt that
-// failed another way is not rapid's counterexample and is not kept.
+// remember keeps the failing world of a check: the last one kept when
+// rapid is done is the shrunk counterexample. rapid's shrinker accepts a
+// smaller sequence that fails at the same place (conclude), whatever its
+// message, so the shrunk violation may be of another category than the
+// round's first one; the deviation is the shrunk one, as rapid reports it.
 func (r *runState) remember(m *machine, w World, v *ViolationError) {
 	f := failureOf(r, m, w, v)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if m.phase == phaseShrink && (r.round.found == nil || r.round.found.Category != v.Category) {
-		return
-	}
-	r.round.smallest = f
+	r.round.smallest, r.round.smallestV = f, v
 	r.last.set(f)
 }
 
@@ -228,14 +227,14 @@ func (r *runState) catalogue(t *testing.T) {
 		r.mu.Lock()
 		rd := r.round
 		r.mu.Unlock()
-		if rd.found == nil {
+		if rd.found == nil || rd.smallestV == nil {
 			t.Error(tb.message()) // the harness could not judge: not a deviation
 			return
 		}
 		t.Logf("idemcheck: round %d took %s: %d checks up to its violation, %d to reproduce and shrink it", n, time.Since(rd.started).Round(time.Millisecond), rd.calls, rd.shrinks)
 		r.record(t, rd, tb.message())
 		r.mu.Lock()
-		r.ack[rd.found.Category] = true
+		r.ack[rd.smallestV.Category] = true
 		done := r.done
 		r.mu.Unlock()
 		if r.stoppedWhy() != "" || done >= checks {
@@ -249,7 +248,7 @@ func (r *runState) catalogue(t *testing.T) {
 // adds it to the run's statistics.
 func (r *runState) record(t *testing.T, rd round, rapidText string) {
 	t.Helper()
-	f, v := rd.smallest, rd.found
+	f, v := rd.smallest, rd.smallestV
 	ff := r.keepFailFile(failFileIn(rapidText), rd)
 	f.Replay, f.Seed, f.Explanation, f.Category = replayCommand(r, ff), failFileSeed(ff), explain(f), v.Category
 	minimal := "minimal"
@@ -265,6 +264,19 @@ func (r *runState) record(t *testing.T, rd round, rapidText string) {
 	}
 	if minimal != "minimal" {
 		f.Notes = append(f.Notes, "This counterexample is "+minimal+": the smallest failing sequence found, maybe not the smallest there is. Raise IDEMCHECK_MAX_REQUESTS, IDEMCHECK_MAX_CHARGES or IDEMCHECK_MAX_DURATION to shrink further.")
+	}
+	switch {
+	case r.cfg.Reproduce > 0 && (ff == "" || rd.cut != ""):
+		t.Logf("idemcheck: reproducibility of deviation %d not checked: %s", rd.n, orElse(rd.cut, "rapid kept no fail file"))
+	case r.cfg.Reproduce > 0:
+		// Each replay runs the catalogue on the fail file alone, with no
+		// baseline, so a deviation that came back fails it.
+		rep, err := r.reproduceMatching("FAIL: "+v.Invariant+" violated", ff, "IDEMCHECK_BASELINE=", "IDEMCHECK_MAX_DEVIATIONS=1")
+		if err != nil {
+			t.Logf("idemcheck: reproducibility check of deviation %d stopped: %v", rd.n, err)
+		} else {
+			f.Reproducibility = &rep
+		}
 	}
 	verdict := reports.Fail
 	if r.cfg.Baseline.Knows(v) {
@@ -400,4 +412,12 @@ func ProviderTag(provider string) string {
 	}
 	sum := sha256.Sum256([]byte(reports.RedactURL(provider)))
 	return "url-" + hex.EncodeToString(sum[:4])
+}
+
+// orElse is s, or none when s is empty.
+func orElse(s, none string) string {
+	if s == "" {
+		return none
+	}
+	return s
 }
