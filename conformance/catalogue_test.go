@@ -140,3 +140,15 @@ func TestFailFilesKeptPerProvider(t *testing.T) {
 	both, _ := filepath.Glob(filepath.Join(dir, "testdata", "rapid", "*", "*.fail"))
 	require.Len(t, both, 2, "each provider keeps its own")
 }
+
+// IDEMCHECK_REPRODUCE replays a URL run's deviation from its fail file, in
+// child processes, and the report says how often it came back.
+func TestCatalogueChecksReproducibility(t *testing.T) {
+	url, _ := serveRefProvider(t, "replay-new-charge")
+	out, failed, dir := runConformance(t, "1", "IDEMCHECK_PROVIDER="+url, "IDEMCHECK_MUTANT=", "IDEMCHECK_TIME_SCALE=0.0667",
+		"IDEMCHECK_MAX_REQUESTS=5000", "IDEMCHECK_MAX_CHARGES=3000", "RAPID_CHECKS=5", "RAPID_SHRINKTIME=5s", "IDEMCHECK_MAX_DEVIATIONS=1", "IDEMCHECK_REPRODUCE=2")
+	require.True(t, failed, out)
+	md, err := os.ReadFile(reportFile(dir, "url", "failure.md"))
+	require.NoError(t, err, out)
+	require.Regexp(t, `Reproducibility: \*\*(reproduced 2/2|flaky \([01]/2\))\*\*`, string(md), out)
+}
