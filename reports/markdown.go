@@ -100,7 +100,7 @@ func Markdown(f Failure) []byte {
 	if sentence == "" {
 		sentence = f.Message
 	}
-	writeFenced(&b, "mermaid", MermaidViolation(h, f.Invariant, sentence))
+	writeFenced(&b, "mermaid", mermaid(h, f.Attempts, f.Invariant, sentence))
 
 	b.WriteString("## Final state\n\n")
 	writeFinalState(&b, f)

@@ -32,7 +32,18 @@ func Mermaid(h models.Snapshot) string { return MermaidViolation(h, "", "") }
 // when 31 minutes pass), not an arrow, and so is a gap of a minute or
 // more between two operations; step notes span every participant.
 func MermaidViolation(h models.Snapshot, invariant, sentence string) string {
+	return mermaid(h, nil, invariant, sentence)
+}
+
+// mermaid is MermaidViolation; with the client's attempts, the key stored
+// for an attempt is a note where the attempt is created (the first
+// operation that used it).
+func mermaid(h models.Snapshot, attempts []models.PaymentAttempt, invariant, sentence string) string {
 	d := &diagram{h: h, stepSeq: map[int]int{}}
+	keyOf := map[string]string{}
+	for _, a := range attempts {
+		keyOf[a.ID.String()] = a.IdempotencyKey
+	}
 	actors := participants(h)
 	span := "Note over " + actors[0] + ",Provider: "
 	for _, s := range h.Steps {
@@ -89,6 +100,10 @@ func MermaidViolation(h models.Snapshot, invariant, sentence string) string {
 			prevAt = op.InvokedAt
 		}
 		d.add(op.Step, seq, sub, from+"->>Client: "+mm(who+opLabel(op)))
+		if key, ok := keyOf[op.AttemptID]; ok {
+			delete(keyOf, op.AttemptID) // shown once, where the attempt is created
+			d.add(op.Step, seq, sub, "Note over Client: "+mm("stores attempt, key "+keyShort(key)))
+		}
 		for _, ex := range exs {
 			seq = max(seq, d.exchange(ex, op.Step))
 		}
@@ -236,7 +251,10 @@ func (d *diagram) exchange(ex models.Exchange, step int) int {
 		pseq = ex.Seq
 	}
 	answer := providerSaw(ex)
-	if ex.ProviderChargeID != "" {
+	switch {
+	case !ex.IsPost() && ex.ProviderStatus == 200:
+		answer += ": " + found(ex.ProviderChargeID) // what a lookup found
+	case ex.ProviderChargeID != "":
 		answer += " " + ex.ProviderChargeID
 	}
 	late := d.answerStep(ex, step, pseq)
@@ -320,4 +338,19 @@ func gaveUp(err string) string {
 		return err
 	}
 	return "client gave up (" + cut(err, 60) + ")"
+}
+
+// found says what a find-by-reference answered: "no charge", "1 charge
+// ch_000001", "2 charges ch_000001, ch_000002" (ids as the wire recorded
+// them, joined by ",").
+func found(ids string) string {
+	if ids == "" {
+		return "no charge"
+	}
+	list := strings.Split(ids, ",")
+	noun := " charges "
+	if len(list) == 1 {
+		noun = " charge "
+	}
+	return strconv.Itoa(len(list)) + noun + strings.Join(list, ", ")
 }

@@ -121,6 +121,13 @@ func TestMermaidStory(t *testing.T) {
 		"    rect rgb(255, 224, 224)\n    Note over Shopper,Provider: violated: at-most-one-charge-per-order: the provider holds two charges for order 1\n    end\n",
 	)
 	assert.NotContains(t, got, "Shopper->>Client: callback:")
+	look := models.Exchange{ID: 9, Seq: 90, OpID: 5, Method: "GET", Path: "/v1/charges", Query: "merchant_reference=r1", Forwarded: true,
+		ProviderDone: true, ProviderSeq: 91, ProviderStatus: 200, ProviderChargeID: "ch_000001", Done: true, Status: 200}
+	h.Exchanges = append(h.Exchanges, look)
+	assert.Contains(t, reports.Mermaid(h), "Provider-->>Client: 200: 1 charge ch_000001\n", "a lookup's arrow says what it found")
+	look.ProviderChargeID = ""
+	h.Exchanges[len(h.Exchanges)-1] = look
+	assert.Contains(t, reports.Mermaid(h), "Provider-->>Client: 200: no charge\n")
 	assert.NotContains(t, got, "clock: advance-time")
 	assert.True(t, strings.HasSuffix(got, "    end\n"), "it ends on the violation")
 }

@@ -48,7 +48,11 @@ func TestMarkdown(t *testing.T) {
 
 	t.Run("embeds the sequence diagram", func(t *testing.T) {
 		assert.Contains(t, md, "## Sequence diagram\n\n```mermaid\nsequenceDiagram\n")
-		assert.Contains(t, md, reports.Mermaid(fixture().History))
+		// The report's diagram is Mermaid's, with the key stored for the
+		// attempt where it is created and the violation at the end.
+		assert.Contains(t, md, "    Shopper->>Client: checkout order 1 (visa)\n    Note over Client: stores attempt, key 0192f0e4…7a8b\n    Client-)Provider:")
+		noKey := strings.Replace(md, "    Note over Client: stores attempt, key 0192f0e4…7a8b\n", "", 1)
+		assert.Contains(t, noKey, reports.MermaidViolation(fixture().History, "one-key-per-intent", fixture().Explanation))
 	})
 
 	t.Run("shows both sides' final state", func(t *testing.T) {
