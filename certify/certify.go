@@ -201,7 +201,7 @@ func (e dialectError) Unwrap() error        { return e.why }
 // run runs one requirement and fills its verdict and evidence.
 func (r *runner) run(req Requirement, res reports.RequirementResult) reports.RequirementResult {
 	proxyN := len(r.hist.Snapshot().Exchanges)
-	r.start = proxyN
+	r.start, r.shown = proxyN, nil
 	c := costOf(req, r.opts)
 	if err := r.afford(c.requests, c.posts); err != nil {
 		res.Verdict, res.Reason = reports.Inconclusive, err.Error()+" for this requirement"
@@ -228,6 +228,9 @@ func (r *runner) run(req Requirement, res reports.RequirementResult) reports.Req
 		}
 	}
 	res.Verdict, res.Reason = v, reason
+	if v == fail {
+		res.Linearizability = r.shown
+	}
 	return res
 }
 

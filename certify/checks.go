@@ -34,7 +34,9 @@ func (r *runner) evidence() []models.Exchange { return r.hist.Snapshot().Exchang
 // judge runs the linearizability check over the requirement's exchanges:
 // ok, or a FAIL / INCONCLUSIVE reason.
 func (r *runner) judge() (verdict, string) {
-	switch linearizable(r.evidence(), r.opts.CheckTimeout) {
+	res, page := linearizableShown(r.evidence(), r.opts.CheckTimeout)
+	r.shown = page // porcupine's visualisation of an illegal history, for the run folder
+	switch res {
 	case porcupine.Illegal:
 		return fail, "no order of the provider's decisions explains its answers under models.Spec (porcupine: illegal)"
 	case porcupine.Unknown:

@@ -34,6 +34,7 @@ type runner struct {
 	client  *http.Client
 	account *http.Client // the second account's client, nil without one
 	start   int          // the first exchange index of the requirement running
+	shown   []byte       // porcupine's visualisation of its illegal history, nil if none
 	mu      sync.Mutex   // guards op
 	op      int
 }

@@ -1,6 +1,8 @@
 package certify
 
 import (
+	"bytes"
+	"fmt"
 	"math"
 	"sort"
 	"time"
@@ -191,9 +193,17 @@ func linOps(exs []models.Exchange) ([]porcupine.Operation, []string) {
 // Illegal (no order of the provider's decisions explains the answers), or
 // Unknown (the search ran out of time).
 func linearizable(exs []models.Exchange, timeout time.Duration) porcupine.CheckResult {
+	res, _ := linearizableShown(exs, timeout)
+	return res
+}
+
+// linearizableShown is linearizable, with porcupine's own visualisation
+// of the history (an HTML page, porcupine.Visualize) when it is Illegal,
+// nil otherwise: the run folder keeps it beside the page.
+func linearizableShown(exs []models.Exchange, timeout time.Duration) (porcupine.CheckResult, []byte) {
 	ops, keys := linOps(exs)
 	if len(ops) == 0 {
-		return porcupine.Ok
+		return porcupine.Ok, nil
 	}
 	model := porcupine.Model{
 		Init: func() any {
@@ -201,6 +211,19 @@ func linearizable(exs []models.Exchange, timeout time.Duration) porcupine.CheckR
 		},
 		Step:  linStep,
 		Equal: linEqual,
+		DescribeOperation: func(input, output any) string {
+			in, _ := input.(linIn)
+			out, _ := output.(linOut)
+			return fmt.Sprintf("exchange %d (%v): %d", in.ex, in.kind, out.status)
+		},
 	}
-	return porcupine.CheckOperationsTimeout(model, ops, timeout)
+	res, info := porcupine.CheckOperationsVerbose(model, ops, timeout)
+	if res != porcupine.Illegal {
+		return res, nil
+	}
+	var page bytes.Buffer
+	if porcupine.Visualize(model, info, &page) != nil {
+		return res, nil
+	}
+	return res, page.Bytes()
 }

@@ -53,3 +53,18 @@ func TestLinearizable_MismatchNeedsAnotherFingerprint(t *testing.T) {
 	other.Fingerprint = "fp2"
 	assert.Equal(t, porcupine.Ok, linearizable([]models.Exchange{first, other}, 5*time.Second))
 }
+
+// An illegal history comes with porcupine's own visualisation (an HTML
+// page for the run folder); a legal one with none.
+func TestLinearizableShownVisualisesAnIllegalHistory(t *testing.T) {
+	first, same := ex(1, 0, 10, 201, "a"), ex(2, 20, 30, 422, "")
+	res, page := linearizableShown([]models.Exchange{first, same}, 5*time.Second)
+	assert.Equal(t, porcupine.Illegal, res)
+	assert.Contains(t, string(page), "<html")
+	assert.Contains(t, string(page), "exchange 2")
+	other := same
+	other.Fingerprint = "fp2"
+	res, page = linearizableShown([]models.Exchange{first, other}, 5*time.Second)
+	assert.Equal(t, porcupine.Ok, res)
+	assert.Nil(t, page)
+}

@@ -49,7 +49,7 @@ func TestFailingMutantRunArtefacts(t *testing.T) {
 		assert.Contains(t, md, "```mermaid\nsequenceDiagram\n")
 		assert.Contains(t, md, "· seed `1`")
 		assert.Contains(t, md, "```sh\nIDEMCHECK_MUTANT="+mutant+" go test ./conformance -run '^TestConformance$/^"+mutant+"$' -rapid.failfile=testdata/rapid/")
-		assert.Contains(t, md, "| # | step | time | request | key | body | fault | provider | client saw | Idempotent-Replayed | charge |\n")
+		assert.Contains(t, md, "| # | key | provider | client saw | charge | step | time | request | body | fault | Idempotent-Replayed |\n")
 		assert.Contains(t, md, "Reproducibility: **reproduced 10/10**.")
 	})
 

@@ -41,8 +41,12 @@ type refresher interface{ Refresh() }
 // budgeted is a backend whose requests are bounded by a budget; Exhausted
 // reports whether it has no room for another step and, if so, why, as a
 // sentence ("the requests budget is spent", or the provider's Retry-After
-// that outlasts the duration budget).
-type budgeted interface{ Exhausted() (bool, string) }
+// that outlasts the duration budget). SearchExhausted reports whether the
+// search's share of it (ShrinkShare kept for shrinking) has no room left.
+type budgeted interface {
+	Exhausted() (bool, string)
+	SearchExhausted() (bool, string)
+}
 
 // embedded is the reference provider in process, on the bubble's virtual
 // clock, behind the InProcess wire that orders its decisions in the

@@ -252,6 +252,21 @@ func (r *remoteBackend) Exhausted() (bool, string) {
 	return false, ""
 }
 
+// SearchExhausted reports whether the budget has no room for one more
+// step of the search while keeping ShrinkShare of each budget (requests,
+// charges, duration) for shrinking, and which budget is short.
+func (r *remoteBackend) SearchExhausted() (bool, string) {
+	lim := r.p.Config().Limits
+	keep := func(n int) int { return int(float64(n) * ShrinkShare) }
+	if ok, which := r.p.Meter().Afford(2+keep(lim.MaxRequests), 1+keep(lim.MaxCharges)); !ok {
+		return true, which
+	}
+	if time.Until(r.p.Meter().Deadline()) < time.Duration(float64(lim.MaxDuration)*ShrinkShare) {
+		return true, "duration"
+	}
+	return false, ""
+}
+
 // preflight asks p about a merchant reference nobody used, before any
 // create: an answer that is not a charge list means a wrong URL or dialect,
 // which the property would otherwise report as a failure to judge the

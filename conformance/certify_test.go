@@ -79,7 +79,7 @@ func TestCertify(t *testing.T) {
 	}
 	pcfg.OnSequence = func() { _ = progress.Sequence() }
 	stats, property := conformance.RunStats(t, "property", pcfg)
-	cert.Invariants, cert.Coverage = stats.Results(), stats.Coverage()
+	cert.Invariants, cert.Coverage, cert.Deviations = stats.Results(), stats.Coverage(), stats.Deviations()
 	cert.Finished, cert.Budgets = time.Now().UTC(), p.Meter().Budgets()
 	_ = progress.Done()
 

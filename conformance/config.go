@@ -85,6 +85,14 @@ type Config struct {
 	Instances int
 
 	pgStore *outsideStore // the run's PostgreSQL store (prepareStore)
+	// Baseline lists the acknowledged deviations: one it lists is reported
+	// KNOWN, not FAIL (see Baseline for the file's format); none by
+	// default. IDEMCHECK_BASELINE names the file.
+	Baseline Baseline
+	// MaxDeviations is how many distinct deviations a run against a URL
+	// records before it stops searching (1: stop at the first, as rapid
+	// alone does); default 10. IDEMCHECK_MAX_DEVIATIONS.
+	MaxDeviations int
 }
 
 // The providers under test.
@@ -98,9 +106,11 @@ const (
 	DefaultReportDir   = "idemcheck-reports"
 	DefaultMaxOrders   = 3
 	DefaultMaxSchedule = 6
-	DefaultProcessing  = 50 * time.Millisecond
-	DefaultRetention   = 24 * time.Hour
-	DefaultTimeScale   = 1.0 / 15
+	// DefaultMaxDeviations is MaxDeviations' default.
+	DefaultMaxDeviations = 10
+	DefaultProcessing    = 50 * time.Millisecond
+	DefaultRetention     = 24 * time.Hour
+	DefaultTimeScale     = 1.0 / 15
 	// DefaultRemoteTimeScale is TimeScale's default against a URL.
 	DefaultRemoteTimeScale = 1.0 / 3
 )
@@ -108,7 +118,8 @@ const (
 // FromEnv reads IDEMCHECK_PROVIDER, IDEMCHECK_MUTANT, IDEMCHECK_REPORT_DIR,
 // IDEMCHECK_MAX_ORDERS, IDEMCHECK_MAX_SCHEDULE, IDEMCHECK_REPRODUCE,
 // IDEMCHECK_CLIENT_STORE, IDEMCHECK_POSTGRES_URL, IDEMCHECK_CLIENT_INSTANCES,
-// IDEMCHECK_PROVIDER_STORE and IDEMCHECK_REDIS_URL. An unusable value is an
+// IDEMCHECK_PROVIDER_STORE, IDEMCHECK_REDIS_URL, IDEMCHECK_BASELINE and
+// IDEMCHECK_MAX_DEVIATIONS. An unusable value is an
 // error naming the variable.
 func FromEnv() (Config, error) {
 	c := Config{
@@ -118,7 +129,7 @@ func FromEnv() (Config, error) {
 		ProviderStore: os.Getenv("IDEMCHECK_PROVIDER_STORE"),
 		RedisURL:      os.Getenv(redisstore.EnvURL),
 	}
-	for name, dst := range map[string]*int{"IDEMCHECK_MAX_ORDERS": &c.MaxOrders, "IDEMCHECK_MAX_SCHEDULE": &c.MaxSchedule} {
+	for name, dst := range map[string]*int{"IDEMCHECK_MAX_ORDERS": &c.MaxOrders, "IDEMCHECK_MAX_SCHEDULE": &c.MaxSchedule, "IDEMCHECK_MAX_DEVIATIONS": &c.MaxDeviations} {
 		if v := os.Getenv(name); v != "" {
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 1 {
@@ -143,6 +154,13 @@ func FromEnv() (Config, error) {
 			return c, fmt.Errorf("conformance: IDEMCHECK_REPRODUCE=%q is not a count of replays (0 or more)", v)
 		}
 		c.Reproduce = n
+	}
+	if v := os.Getenv("IDEMCHECK_BASELINE"); v != "" {
+		b, err := LoadBaseline(v)
+		if err != nil {
+			return c, err
+		}
+		c.Baseline = b
 	}
 	return c.withDefaults()
 }
@@ -171,6 +189,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxSchedule == 0 {
 		c.MaxSchedule = DefaultMaxSchedule
+	}
+	if c.MaxDeviations == 0 {
+		c.MaxDeviations = DefaultMaxDeviations
 	}
 	if c.Processing == 0 {
 		c.Processing = DefaultProcessing

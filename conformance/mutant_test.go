@@ -52,7 +52,7 @@ func childConformance(dir, seed string, env ...string) (out string, failed bool,
 
 // reportFile is where a run of TestConformance's subtest sub ("" for none:
 // a mutant's name, "url" or "wiremock" for a provider, or both as
-// "<mutant>/wiremock") writes its report file name: in the run's own
+// "<mutant>/wiremock"; "url" stands for "url-<hash>") writes its report file name: in the run's own
 // folder, <dir>/<UTC start>-TestConformance[_<sub>]/. The directory must hold one such run; when it holds
 // none or several, the path returned does not exist.
 func reportFile(dir, sub, name string) string {
@@ -61,6 +61,9 @@ func reportFile(dir, sub, name string) string {
 		run += "/" + sub
 	}
 	_, suffix, _ := strings.Cut(reports.RunFolder(time.Time{}, run), "-") // the folder without its timestamp
+	if strings.HasSuffix(suffix, "_url") {
+		suffix += "-*" // the URL's hash (conformance.ProviderTag)
+	}
 	matches, _ := filepath.Glob(filepath.Join(dir, "*-"+suffix, name))
 	if len(matches) == 1 {
 		return matches[0]

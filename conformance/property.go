@@ -10,9 +10,7 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/faults"
-	"github.com/idemcheck/idemcheck/models"
 	"github.com/idemcheck/idemcheck/reports"
-	"github.com/idemcheck/idemcheck/sut/client"
 	"github.com/idemcheck/idemcheck/sut/mutants"
 	"github.com/idemcheck/idemcheck/sut/remote"
 	"pgregory.net/rapid"
@@ -34,6 +32,23 @@ type machine struct {
 	// remote run's budget ran out. The check then passes vacuously and Run
 	// reports the run INCONCLUSIVE.
 	stopped string
+	// phase is what the check is for (search, skipped, shrink); ack the
+	// categories the run's catalogue already found, which do not fail it.
+	phase phase
+	ack   map[string]bool
+	// evals counts each invariant's evaluations; they reach the run's
+	// statistics only when the sequence counts (endCheck).
+	evals map[string]int
+	// known is a violation the run's catalogue already acknowledged: it
+	// ends the sequence, which then passes.
+	known *ViolationError
+	// failedWorld is the world that showed failed (or known).
+	failedWorld World
+}
+
+// newMachine is the machine of one check.
+func (r *runState) newMachine(w *world, ph phase) *machine {
+	return &machine{run: r, w: w, phase: ph, ack: r.acknowledged(), evals: map[string]int{}}
 }
 
 // step records the start of a step that sends nothing of its own.
@@ -112,7 +127,7 @@ func (m *machine) remoteJudged() bool {
 // evaluate runs invs and keeps the first violation, with the world that
 // showed it, for conclude.
 func (m *machine) evaluate(invs []Invariant) {
-	if m.failed != nil || m.broken != nil {
+	if m.failed != nil || m.known != nil || m.broken != nil {
 		return
 	}
 	m.w.clock.Settle() // a provider commit due now is in the snapshot, or not, every time
@@ -121,14 +136,23 @@ func (m *machine) evaluate(invs []Invariant) {
 		m.halt(err)
 		return
 	}
-	m.run.stats.evaluated(invs)
+	for _, inv := range invs {
+		m.evals[inv.Name]++
+	}
 	if v := Evaluate(w, invs); v != nil {
 		m.fail(w, v)
 	}
 }
 
 func (m *machine) fail(w World, v *ViolationError) {
-	m.failed = v
+	if m.ack[v.Category] {
+		// Found earlier in the run: the sequence ends here and passes, so
+		// what follows from it (two charges after a broken replay) is not
+		// taken for a deviation of its own; the search goes on.
+		m.known, m.failedWorld = v, w
+		return
+	}
+	m.failed, m.failedWorld = v, w
 	m.run.remember(m, w, v)
 }
 
@@ -139,7 +163,7 @@ func (m *machine) fail(w World, v *ViolationError) {
 // failure found mid-sequence shrink into one found at the end.
 func (m *machine) live(action func(*rapid.T)) func(*rapid.T) {
 	return func(t *rapid.T) {
-		if m.failed == nil && m.broken == nil && m.stopped == "" && !m.outOfBudget() {
+		if m.failed == nil && m.known == nil && m.broken == nil && m.stopped == "" && !m.outOfBudget() {
 			action(t)
 		}
 	}
@@ -152,12 +176,19 @@ func (m *machine) outOfBudget() bool {
 	if !ok {
 		return false
 	}
-	if out, why := b.Exhausted(); out {
+	out, why := b.Exhausted()
+	if !out && m.phase == phaseSearch {
+		// The search leaves ShrinkShare of each budget for shrinking.
+		var which string
+		if out, which = b.SearchExhausted(); out {
+			why = fmt.Sprintf("the %s budget is spent (its last %.0f%% is kept for shrinking)", which, ShrinkShare*100)
+		}
+	}
+	if out {
 		m.stopped = why
 		m.run.noteStopped(m.stopped)
-		return true
 	}
-	return false
+	return out
 }
 
 // halt ends the sequence on an error reading the provider: a spent budget
@@ -185,7 +216,7 @@ func (m *machine) halt(err error) {
 // interval pass, reconciles, and checks safety and liveness; then pays
 // every abandoned order again, which must succeed under a new key.
 func (m *machine) finish() {
-	if m.failed != nil || m.broken != nil || m.stopped != "" || m.outOfBudget() {
+	if m.failed != nil || m.known != nil || m.broken != nil || m.stopped != "" || m.outOfBudget() {
 		return
 	}
 	w := m.w
@@ -200,19 +231,13 @@ func (m *machine) finish() {
 		r.Refresh() // the final verdict reads the provider's whole truth
 	}
 	m.evaluate(m.safety())
-	if why := m.unsettled(healed); why != "" && m.failed == nil && m.broken == nil {
+	if why := m.unsettled(healed); why != "" && m.failed == nil && m.known == nil && m.broken == nil {
 		m.stopped = why // liveness needs a provider that answers once the faults heal
 		m.run.noteStopped(why)
 		return
 	}
 	m.evaluate(Liveness())
 	m.payAbandonedAgain()
-	if m.failed == nil && m.broken == nil && m.stopped == "" {
-		if f := m.run.cfg.OnSequence; f != nil {
-			f()
-		}
-		m.run.stats.sequence(m)
-	}
 }
 
 // conclude fails the check with the first violation found: its category is
@@ -225,73 +250,6 @@ func (m *machine) conclude(t *rapid.T) {
 		t.Log(v.Message)
 		t.Fatalf("%s\nreport: %s%s", v.Category, FromRoot(m.run.reportBase()+".md"), m.run.envHint())
 	}
-}
-
-// payAbandonedAgain checks the last clause of reconciliation-converges: an
-// abandoned order can be paid again, with a new key.
-func (m *machine) payAbandonedAgain() {
-	w := m.w
-	for _, o := range w.orders {
-		before := w.attempts()
-		if m.failed != nil || m.broken != nil || w.order(o.ID).Status != models.OrderPlaced || !hasAbandoned(before, o.ID) {
-			continue
-		}
-		m.step("pay-again", fmt.Sprintf("order %d with visa", o.ID))
-		sent := len(w.hist.Snapshot().Exchanges)
-		res := w.checkout(w.cli, "shopper", o, "visa")
-		m.evaluate(m.safety()) // a broken protocol names the cause first
-		if m.failed != nil || m.broken != nil {
-			return
-		}
-		snap, err := w.snapshot()
-		if err != nil {
-			m.halt(err)
-			return
-		}
-		why := m.unsettled(sent)
-		switch {
-		case res.Outcome != client.OutcomePaid && why != "":
-			m.stopped = why
-			m.run.noteStopped(why)
-			return
-		case res.Outcome != client.OutcomePaid:
-			m.fail(snap, asViolation(ReconciliationConverges, violation(ReconciliationConverges,
-				"order %d was abandoned but paying it again answered %s", o.ID, res.Outcome)))
-		case reusedKey(before, snap.Attempts, o.ID):
-			m.fail(snap, asViolation(ReconciliationConverges, violation(ReconciliationConverges,
-				"order %d was paid again under an earlier intent's key", o.ID)))
-		}
-	}
-}
-
-func asViolation(name string, f Finding) *ViolationError {
-	return &ViolationError{Invariant: name, Message: f.Message, Category: f.Category}
-}
-
-func hasAbandoned(as []models.PaymentAttempt, order int64) bool {
-	for _, a := range as {
-		if a.OrderID == order && a.Status == models.AttemptAbandoned {
-			return true
-		}
-	}
-	return false
-}
-
-// reusedKey reports whether order's Succeeded attempt in after carries a key
-// that one of its attempts in before already had.
-func reusedKey(before, after []models.PaymentAttempt, order int64) bool {
-	old := map[string]bool{}
-	for _, a := range before {
-		if a.OrderID == order {
-			old[a.IdempotencyKey] = true
-		}
-	}
-	for _, a := range after {
-		if a.OrderID == order && a.Status == models.AttemptSucceeded && old[a.IdempotencyKey] {
-			return true
-		}
-	}
-	return false
 }
 
 // drainTime outlasts anything in flight: the longest slow processing
@@ -309,11 +267,12 @@ func (r *runState) Property() func(*rapid.T) {
 	}
 	return func(t *rapid.T) {
 		rapid.SyncTest(t, func(t *rapid.T) {
+			ph := r.beginCheck()
 			w, err := newWorld(r.cfg, r.mutant)
 			if err != nil {
 				t.Fatal(err)
 			}
-			m := &machine{run: r, w: w}
+			m := r.newMachine(w, ph)
 			// A bubble's time stops when its main goroutine exits, so a
 			// check that fails mid-sequence must first let the provider's
 			// in-flight work end, or synctest reports a deadlock.
@@ -323,6 +282,7 @@ func (r *runState) Property() func(*rapid.T) {
 			})
 			t.Repeat(m.actions())
 			m.finish()
+			r.endCheck(m)
 			m.conclude(t)
 		})
 	}
@@ -332,8 +292,9 @@ func (r *runState) Property() func(*rapid.T) {
 // bubble; every step waits for what it started, so nothing is in flight
 // between steps, and the provider is reset for the next check.
 func (r *runState) realTime(t *rapid.T) {
-	if r.stoppedWhy() != "" {
-		return // the budget is spent: the remaining checks have nothing to run on
+	ph := r.beginCheck()
+	if ph == phaseSkip || ph == phaseSearch && r.stoppedWhy() != "" {
+		return // judged in an earlier round, or the search budget is spent
 	}
 	w, err := newWorld(r.cfg, r.mutant)
 	if err != nil {
@@ -342,9 +303,10 @@ func (r *runState) realTime(t *rapid.T) {
 	if c, ok := w.prov.(io.Closer); ok {
 		t.Cleanup(func() { _ = c.Close() }) // a sequence's Redis keys
 	}
-	m := &machine{run: r, w: w}
+	m := r.newMachine(w, ph)
 	t.Repeat(m.actions())
 	m.finish()
+	r.endCheck(m)
 	m.conclude(t)
 }
 
@@ -360,8 +322,11 @@ type runState struct {
 	// then belongs to this failure.
 	started time.Time
 
-	mu      sync.Mutex // guards stopped
+	mu      sync.Mutex // guards stopped, round, done, ack
 	stopped string     // why a remote run stopped without a verdict, "" if it did not
+	round   round      // the rapid.Check under way (catalogue.go)
+	done    int        // search checks that passed, over every round
+	ack     map[string]bool
 }
 
 // noteStopped records that the run stopped early, and why.
@@ -388,18 +353,17 @@ func (r *runState) stoppedWhy() string {
 // could not start).
 //
 // Against WireMock or a URL the property runs as the subtest "wiremock" or
-// "url" of t, and with the provider on Redis as "redis", so that rapid's
-// fail files, which every later run of a test replays first, stay apart
-// from the embedded provider's and each other's.
+// "url-<hash>" of t (ProviderTag: the URL without credentials, hashed), and
+// with the provider on Redis as "redis", so that rapid's fail files, which
+// every later run of a test replays first, stay apart from the embedded
+// provider's and each provider's from another's. Against a URL it keeps
+// searching after a violation: every distinct deviation is reported, each
+// with its own counterexample (catalogue.go); a deviation cfg.Baseline
+// lists is KNOWN and does not fail t.
 func Run(t *testing.T, cfg Config) *Stats {
 	t.Helper()
-	kind := ""
-	switch {
-	case cfg.Provider == ProviderWireMock:
-		kind = "wiremock"
-	case cfg.isRemote():
-		kind = "url"
-	case cfg.ProviderStore == StoreRedis:
+	kind := ProviderTag(cfg.Provider)
+	if kind == "" && cfg.ProviderStore == StoreRedis {
 		kind = "redis"
 	}
 	if kind == "" {
@@ -419,7 +383,8 @@ func runOrSkip(t *testing.T, cfg Config) *Stats {
 	return stats
 }
 
-// RunStats runs the property as the subtest name of t, like Run, and
+// RunStats runs the property as the subtest name of t (name-<tag> against
+// WireMock or a URL, ProviderTag), like Run, and
 // returns its statistics and whether it passed — also when it failed or
 // its budget ran out (then Stats.Stopped says why; the subtest is not
 // skipped) — for a caller that reports the verdicts itself (a
@@ -427,6 +392,9 @@ func runOrSkip(t *testing.T, cfg Config) *Stats {
 func RunStats(t *testing.T, name string, cfg Config) (stats *Stats, passed bool) {
 	t.Helper()
 	stats = newStats(cfg)
+	if tag := ProviderTag(cfg.Provider); tag != "" {
+		name += "-" + tag
+	}
 	passed = t.Run(name, func(t *testing.T) { run(t, cfg, stats) })
 	return stats, passed
 }
@@ -456,7 +424,7 @@ func run(t *testing.T, cfg Config, stats *Stats) *Stats {
 		stats = newStats(cfg)
 	}
 	stats.judging(cfg)
-	r := &runState{cfg: cfg, test: t.Name(), stats: stats, started: time.Now()}
+	r := &runState{cfg: cfg, test: t.Name(), stats: stats, started: time.Now(), ack: map[string]bool{}}
 	if cfg.Mutant != "" {
 		m, err := mutants.Lookup(cfg.Mutant)
 		if err != nil {
@@ -475,6 +443,15 @@ func run(t *testing.T, cfg Config, stats *Stats) *Stats {
 		t.Fatal(err) // before rapid: a store that does not answer is not a counterexample
 	}
 	t.Cleanup(dropStore)
+	if cfg.isRemote() {
+		// Every deviation in one run, each reported as it is found.
+		r.catalogue(t)
+		r.stats.mu.Lock()
+		r.stats.stopped = r.stoppedWhy()
+		r.stats.mu.Unlock()
+		r.writeCatalogue(t)
+		return r.stats
+	}
 	t.Cleanup(func() {
 		if t.Failed() {
 			if f, ok := r.last.get(); ok {
@@ -483,7 +460,7 @@ func run(t *testing.T, cfg Config, stats *Stats) *Stats {
 				r.stats.mu.Unlock()
 			}
 			r.writeReport(t)
-			return // the statistics of a failing run count shrinking attempts: not a summary
+			return // the report says what failed; the statistics are in the passing runs' summaries
 		}
 		r.writeSummary(t)
 	})

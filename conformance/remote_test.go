@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idemcheck/idemcheck/conformance"
 	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/sut/provider/server"
 )
@@ -47,7 +48,7 @@ func TestRemotePropertyCatchesAProviderMutant(t *testing.T) {
 	url, _ := serveRefProvider(t, "replay-new-charge")
 	const secret = "s3cretPassw0rd"
 	withCreds := strings.Replace(url, "http://", "http://idem:"+secret+"@", 1)
-	out, failed, dir := runConformance(t, "1", "IDEMCHECK_PROVIDER="+withCreds, "IDEMCHECK_MUTANT=", "RAPID_CHECKS=100", "RAPID_SHRINKTIME=5s")
+	out, failed, dir := runConformance(t, "1", "IDEMCHECK_PROVIDER="+withCreds, "IDEMCHECK_MUTANT=", "RAPID_CHECKS=100", "RAPID_SHRINKTIME=5s", "IDEMCHECK_MAX_DEVIATIONS=1")
 	require.NotContains(t, out, secret)
 	require.NoError(t, filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -73,8 +74,10 @@ func TestRemotePropertyCatchesAProviderMutant(t *testing.T) {
 	// (regression, fresh-clone walkthrough: they shared TestConformance's).
 	kept, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), "testdata", "rapid", "*", "*.fail"))
 	require.Len(t, kept, 1, out)
-	require.Equal(t, "TestConformance_url", filepath.Base(filepath.Dir(kept[0])))
-	require.Contains(t, out, "-run '^TestConformance$/^url$'", "the replay line names the subtest")
+	tag := conformance.ProviderTag(withCreds)
+	require.Equal(t, tag, conformance.ProviderTag(url), "the provider's tag does not depend on its credentials")
+	require.Equal(t, "TestConformance_"+tag, filepath.Base(filepath.Dir(kept[0])))
+	require.Contains(t, out, "-run '^TestConformance$/^"+tag+"$'", "the replay line names the subtest")
 }
 
 // TestRemotePropertyJudgesReplaysFromAnswers: against a URL the property
@@ -99,7 +102,7 @@ func TestRemotePropertyJudgesReplaysFromAnswers(t *testing.T) {
 	} {
 		t.Run(mutant, func(t *testing.T) {
 			url, _ := serveRefProvider(t, mutant)
-			out, failed, dir := runConformance(t, "1", "IDEMCHECK_PROVIDER="+url, "IDEMCHECK_PROFILE="+profile, "IDEMCHECK_MUTANT=", "IDEMCHECK_MAX_REQUESTS=20000", "IDEMCHECK_MAX_CHARGES=10000", "RAPID_CHECKS=100", "RAPID_SHRINKTIME=3s")
+			out, failed, dir := runConformance(t, "1", "IDEMCHECK_PROVIDER="+url, "IDEMCHECK_PROFILE="+profile, "IDEMCHECK_MUTANT=", "IDEMCHECK_MAX_REQUESTS=20000", "IDEMCHECK_MAX_CHARGES=10000", "RAPID_CHECKS=100", "RAPID_SHRINKTIME=3s", "IDEMCHECK_MAX_DEVIATIONS=1")
 			require.True(t, failed, "%s must fail the property against a URL; output:\n%s", mutant, out)
 			raw, err := os.ReadFile(reportFile(dir, "url", "failure.json"))
 			require.NoError(t, err, out)
@@ -154,19 +157,44 @@ func certifyChild(t *testing.T, url string, env ...string) (string, bool, report
 
 // Regression (review of issue 5): a provider that fails the property
 // still gets its certification page, with the broken invariant FAIL.
+//
+// The page lists the deviation with a counterexample of the mutant's
+// minimal length (replay-new-charge: 2 shopper steps), its report and curl
+// script, and its counts are those of the sequences that ran to a verdict
+// (regressions, issue 11: counterexamples of 11–14 steps; "865 sequences,
+// 0 wire exchanges, faults: none" and "held vacuously: no keys sent" after
+// a failure — the counts took in the shrinker's attempts and left out the
+// failing sequence).
 func TestCertifyOfAFailingProviderWritesItsPage(t *testing.T) {
+	const checks = 30
 	url, _ := serveRefProvider(t, "replay-new-charge")
-	out, failed, cert := certifyChild(t, url, "IDEMCHECK_MAX_REQUESTS=50000", "IDEMCHECK_MAX_CHARGES=20000", "RAPID_CHECKS=50", "RAPID_SHRINKTIME=5s", "RAPID_SEED=1")
+	out, failed, cert := certifyChild(t, url, "IDEMCHECK_MAX_REQUESTS=50000", "IDEMCHECK_MAX_CHARGES=20000", "RAPID_CHECKS="+fmt.Sprint(checks),
+		"RAPID_SHRINKTIME=20s", "RAPID_SEED=1", "IDEMCHECK_TIME_SCALE=0.0667")
 	require.True(t, failed, out)
 	require.NotContains(t, out, "panic:")
+	require.NotContains(t, out, "flaky test")
 	failedInvariants := 0
 	for _, inv := range cert.Invariants {
 		if inv.Verdict == reports.Fail {
 			failedInvariants++
 		}
+		require.NotContains(t, inv.Reason, "held vacuously: no keys sent", inv.Name)
 	}
 	require.Equal(t, 1, failedInvariants, "%+v", cert.Invariants)
 	require.Equal(t, reports.Fail, cert.Overall())
+	require.NotEmpty(t, cert.Deviations, out)
+	d := cert.Deviations[0]
+	require.Equal(t, "replay-consistent", d.Invariant)
+	require.Equal(t, 2, d.Steps, "the minimal counterexample of replay-new-charge: %+v", d)
+	require.NotEmpty(t, d.Report)
+	require.NotEmpty(t, d.Curl)
+	cov := cert.Coverage
+	require.Positive(t, cov.Exchanges, "%+v", cov)
+	require.NotEmpty(t, cov.Faults, "%+v", cov)
+	require.Positive(t, cov.Sequences)
+	// Each deviation's sequence runs again in the next round (with it
+	// acknowledged), after its fail file's replay: two sequences more.
+	require.LessOrEqual(t, cov.Sequences, checks+2*len(cert.Deviations), "only the sequences that ran to a verdict count, not the shrinker's attempts: %+v", cov)
 }
 
 // TestCertifyWithinATightBudget: a certification of a URL whose budget

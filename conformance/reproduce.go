@@ -125,6 +125,12 @@ func (r *runState) replayBudget(n int) ([]string, error) {
 // appended to the CI job summary. Provider processing and retention are
 // not passed on: a run that set them by hand replays with the defaults.
 func (r *runState) reproduce(invariant, failFile string) (reports.Reproducibility, error) {
+	return r.reproduceMatching("idemcheck: "+invariant+" violated", failFile)
+}
+
+// reproduceMatching is reproduce with the line a replay that failed again
+// prints (match) and extra environment for the child.
+func (r *runState) reproduceMatching(match, failFile string, extra ...string) (reports.Reproducibility, error) {
 	scratch, err := os.MkdirTemp("", "idemcheck-replay-")
 	if err != nil {
 		return reports.Reproducibility{}, err
@@ -147,8 +153,8 @@ func (r *runState) reproduce(invariant, failFile string) (reports.Reproducibilit
 	if err != nil {
 		return reports.Reproducibility{}, err
 	}
-	env = append(env, budget...)
-	replay := ChildReplay(os.Args[0], runPattern(r.test), failFile, "idemcheck: "+invariant+" violated", env)
+	env = append(append(env, budget...), extra...)
+	replay := ChildReplay(os.Args[0], runPattern(r.test), failFile, match, env)
 	return CheckReproducible(context.Background(), r.cfg.Reproduce, replay)
 }
 

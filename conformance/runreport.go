@@ -57,12 +57,6 @@ func (r *runState) reportBase() string {
 	return filepath.Join(r.cfg.ReportDir, reports.RunFolder(r.started, r.test), "failure")
 }
 
-// remember keeps the failing world of a check; the last one kept when
-// rapid gives up is the shrunk counterexample.
-func (r *runState) remember(m *machine, w World, v *ViolationError) {
-	r.last.set(failureOf(r, m, w, v))
-}
-
 func failureOf(r *runState, m *machine, w World, v *ViolationError) reports.Failure {
 	f := reports.Failure{
 		Test: r.test, Invariant: v.Invariant, Message: v.Message, Provider: reports.RedactURL(r.cfg.Provider),
@@ -72,6 +66,7 @@ func failureOf(r *runState, m *machine, w World, v *ViolationError) reports.Fail
 		f.Mutant, f.MutantSide = r.mutant.Name, r.mutant.Side
 	}
 	f.Schedule = append(f.Schedule, m.w.schedules...)
+	f.Compare = comparisonOf(w, v)
 	return f
 }
 
@@ -149,4 +144,23 @@ func replayCommand(r *runState, failFile string) string {
 		cmd += " -rapid.failfile=" + failFile
 	}
 	return r.replayEnv() + cmd
+}
+
+// writeCatalogue ends a run against a URL: with no deviation, the summary
+// of a passing (or budget-stopped) run; else catalogue.md, listing every
+// deviation, beside their reports in the run folder.
+func (r *runState) writeCatalogue(t *testing.T) {
+	devs := r.stats.Deviations()
+	if len(devs) == 0 {
+		r.writeSummary(t)
+		return
+	}
+	sum := r.stats.Summary()
+	t.Log(sum)
+	p, err := reports.WriteCatalogueRun(r.cfg.ReportDir, r.started, r.test, sum, devs)
+	if err != nil {
+		t.Logf("idemcheck: could not write the catalogue: %v", err)
+		return
+	}
+	t.Logf("idemcheck: %d deviations in one run\ncatalogue: %s\nindex:     %s", len(devs), FromRoot(p), FromRoot(filepath.Join(r.cfg.ReportDir, reports.IndexFile)))
 }

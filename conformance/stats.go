@@ -17,8 +17,10 @@ import (
 
 // Stats is what a run checked: sequences, steps, exchanges, faults
 // injected by kind, and per invariant how often it was evaluated and over
-// how many subjects (intents, keys, replays, charges…). Shrinking runs
-// count too. It is safe for concurrent use.
+// how many subjects (intents, keys, replays, charges…), over the
+// sequences that ran to a verdict — the failing ones included, rapid's
+// shrinking attempts and sequences a budget cut short not — and the
+// deviations the failure catalogue found. It is safe for concurrent use.
 type Stats struct {
 	mu        sync.Mutex // guards all fields below
 	sequences int
@@ -34,10 +36,14 @@ type Stats struct {
 	// violated and violation are the invariant a failing run broke, and
 	// its message.
 	violated, violation string
+	// deviations are the failure catalogue's, in the order found.
+	deviations []reports.Deviation
 }
 
 // Results is the run's verdict on each invariant, for a certification
-// page: FAIL for the one a failing run broke, INCONCLUSIVE for one this
+// page: FAIL for the one a failing run broke (a deviation not in the
+// baseline), KNOWN for one whose only deviations the baseline lists,
+// INCONCLUSIVE for one this
 // provider cannot be judged on, when a budget stopped the run, or when
 // what it speaks of never happened (0 reused keys with another body: it
 // held vacuously), PASS for the others once evaluated.
@@ -48,11 +54,24 @@ func (s *Stats) Results() []reports.InvariantResult {
 	for _, inv := range append(Safety(), Liveness()...) {
 		r := reports.InvariantResult{Name: inv.Name, Verdict: reports.Pass, Evaluations: s.evals[inv.Name],
 			Subjects: s.subjects[inv.Name], Subject: subjectOf[inv.Name]}
+		known, failed := "", ""
+		for _, d := range s.deviations {
+			switch {
+			case d.Invariant == inv.Name && d.Verdict == reports.Fail && failed == "":
+				failed = d.Message
+			case d.Invariant == inv.Name && d.Verdict == reports.Known && known == "":
+				known = d.Message
+			}
+		}
 		switch why, notJudged := s.notJudged[inv.Name]; {
+		case failed != "":
+			r.Verdict, r.Reason = reports.Fail, failed
 		case inv.Name == s.violated:
 			r.Verdict, r.Reason = reports.Fail, s.violation
 		case notJudged:
 			r.Verdict, r.Reason = reports.Inconclusive, why
+		case known != "":
+			r.Verdict, r.Reason = reports.Known, "in the baseline: "+known
 		case s.stopped != "":
 			r.Verdict, r.Reason = reports.Inconclusive, "the run stopped early: "+s.stopped
 		case r.Evaluations == 0:
@@ -104,19 +123,31 @@ func (s *Stats) judging(cfg Config) {
 	}
 }
 
-func (s *Stats) evaluated(invs []Invariant) {
+// deviation adds one the failure catalogue found.
+func (s *Stats) deviation(d reports.Deviation) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, inv := range invs {
-		s.evals[inv.Name]++
-	}
+	s.deviations = append(s.deviations, d)
 }
 
-// sequence adds a sequence that ran to its end.
+// Deviations are the distinct deviations the run's failure catalogue
+// found (a run against a URL), in the order found.
+func (s *Stats) Deviations() []reports.Deviation {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]reports.Deviation(nil), s.deviations...)
+}
+
+// sequence adds a sequence that ran to a verdict: to its end, or to its
+// violation (then the world that showed it is counted, with no new
+// request to the provider).
 func (s *Stats) sequence(m *machine) {
-	w, err := m.w.snapshot()
-	if err != nil {
-		return // the check fails on it as broken; nothing to count
+	w := m.failedWorld
+	if m.failed == nil && m.known == nil {
+		var err error
+		if w, err = m.w.snapshot(); err != nil {
+			return // the check fails on it as broken; nothing to count
+		}
 	}
 	cov := coverage(w)
 	inj := m.w.faults.Injected()
@@ -125,6 +156,9 @@ func (s *Stats) sequence(m *machine) {
 	s.sequences++
 	s.steps += m.steps
 	s.exchanges += len(w.History.Exchanges)
+	for k, v := range m.evals {
+		s.evals[k] += v
+	}
 	for k, v := range inj {
 		s.faults[k] += v
 	}
@@ -220,6 +254,9 @@ func (s *Stats) Summary() string {
 			continue
 		}
 		fmt.Fprintf(&b, "  %-30s evaluated %6d times over %6d %s\n", inv.Name, s.evals[inv.Name], s.subjects[inv.Name], subjectOf[inv.Name])
+	}
+	for i, d := range s.deviations {
+		fmt.Fprintf(&b, "deviation %d: %s %s, %d shopper steps, %s\n", i+1, d.Verdict, d.Message, d.Steps, d.Minimal)
 	}
 	return b.String()
 }

@@ -220,14 +220,25 @@ func classify(ctx context.Context, err error) string {
 	}
 }
 
-// chargeID is the id in a 2xx charge body, or "".
+// chargeID is the id in a 2xx charge body, the ids of a charge list
+// (find-by-reference) joined by ",", or "".
 func chargeID(status int, body []byte) string {
 	if status < 200 || status > 299 {
 		return ""
 	}
-	var c models.Charge
+	var c struct {
+		models.Charge
+		Data []models.Charge `json:"data"`
+	}
 	if json.Unmarshal(body, &c) != nil {
 		return ""
 	}
-	return c.ID
+	ids := []string{c.ID}
+	if c.ID == "" {
+		ids = ids[:0]
+		for _, d := range c.Data {
+			ids = append(ids, d.ID)
+		}
+	}
+	return strings.Join(ids, ",")
 }

@@ -43,6 +43,12 @@ type RequirementResult struct {
 	// Seconds is the wall-clock time the requirement took, in seconds
 	// (0 for one that sent nothing).
 	Seconds float64 `json:"seconds,omitempty"`
+	// Linearizability is porcupine's own visualisation (an HTML page) of
+	// a concurrent history no order of the provider's decisions explains,
+	// nil otherwise; WriteCertificationRun keeps it in the run folder as
+	// LinearizabilityFile and the page links to it.
+	Linearizability     []byte `json:"-"`
+	LinearizabilityFile string `json:"linearizability,omitempty"`
 }
 
 // Budget is one bounded resource of a remote run: how much was used of how
@@ -71,6 +77,10 @@ type Certification struct {
 	Invariants []InvariantResult `json:"invariants,omitempty"`
 	// Coverage is what the run's random sequences exercised.
 	Coverage Coverage `json:"coverage"`
+	// Deviations are the distinct deviations the property's failure
+	// catalogue found, in the order found, each with its own
+	// counterexample (FAIL, or KNOWN when the baseline lists it).
+	Deviations []Deviation `json:"deviations,omitempty"`
 }
 
 // InvariantResult is one invariant's verdict over a run: how often it was

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/idemcheck/idemcheck/models"
 	"github.com/idemcheck/idemcheck/reports"
 )
 
@@ -49,7 +50,7 @@ func TestCertificationMarkdown(t *testing.T) {
 		"| `retention-window` A key is remembered for the published window. | INCONCLUSIVE | profile | profile: retention_window | the request budget ran out |  |\n",
 		"25 sequences, 310 steps, 180 wire exchanges; faults injected: 503×2, lose-response×4.\n",
 		"| `replay-consistent` | **FAIL** | 120 | 9 replays | replay-consistent: order 1 intent 1: a retry was answered 201 ch_2 |\n",
-		"### Evidence: replay-returns-first-response\n\n| # | step | time |",
+		"### Evidence: replay-returns-first-response\n\n| # | key | provider | client saw | charge |",
 	} {
 		assert.Contains(t, md, want)
 	}
@@ -262,4 +263,61 @@ func TestRunFoldersAndIndex(t *testing.T) {
 		require.NoError(t, err)
 		assert.False(t, wrote)
 	})
+}
+
+// A certification whose only deviations are in the baseline is KNOWN, not
+// FAIL (a team gates CI on new deviations); a new one makes it FAIL. The
+// page lists each deviation with its category and links from its run
+// folder to the property's reports.
+func TestCertificationDeviations(t *testing.T) {
+	c := reports.Certification{
+		RunID: "r1", Provider: "http://127.0.0.1:1", Dialect: "reference",
+		Requirements: []reports.RequirementResult{{ID: "replay-returns-first-response", Verdict: reports.Pass}},
+		Invariants:   []reports.InvariantResult{{Name: "replay-consistent", Verdict: reports.Known}},
+		Deviations: []reports.Deviation{{Invariant: "replay-consistent", Category: "replay-consistent: …: x", Message: "replay-consistent: order 1: x",
+			Verdict: reports.Known, Steps: 2, Minimal: "minimal", Report: "run-p/failure.md", Curl: "run-p/failure.curl.sh"}},
+	}
+	assert.Equal(t, reports.Known, c.Overall())
+	md := string(reports.CertificationMarkdown(c))
+	assert.Contains(t, md, "## Deviations")
+	assert.Contains(t, md, "[failure.md](../run-p/failure.md)")
+	assert.Contains(t, md, "`replay-consistent: …: x`")
+	c.Deviations = append(c.Deviations, reports.Deviation{Invariant: "mismatch-rejected", Verdict: reports.Fail, Steps: 3})
+	assert.Equal(t, reports.Fail, c.Overall())
+}
+
+// CompareExchanges marks the fields that differ, and the report shows
+// them in bold side by side.
+func TestCompareExchanges(t *testing.T) {
+	a := models.Exchange{ID: 1, Method: "POST", HasKey: true, KeyHeader: `"k"`, Fingerprint: "aaaa", Forwarded: true, ProviderDone: true, ProviderStatus: 201, ProviderChargeID: "ch_1", Done: true, Status: 201}
+	b := a
+	b.ID, b.ProviderChargeID, b.Replayed = 2, "ch_2", true
+	c := reports.CompareExchanges("first answer and replay", a, b)
+	var differs []string
+	for _, r := range c.Rows {
+		if r.Differs {
+			differs = append(differs, r.Field)
+		}
+	}
+	assert.Equal(t, []string{"provider charge", "Idempotent-Replayed"}, differs)
+	md := string(reports.Markdown(reports.Failure{Invariant: "replay-consistent", Compare: &c}))
+	assert.Contains(t, md, "## What differs: first answer and replay\n\n| | exchange 1 | exchange 2 |\n")
+	assert.Contains(t, md, "| provider charge | **`ch_1`** | **`ch_2`** |\n")
+	assert.Contains(t, md, "| provider status | `201` | `201` |\n")
+}
+
+// A requirement failed on an illegal concurrent history keeps porcupine's
+// visualisation in the run folder, linked from the page.
+func TestCertificationKeepsPorcupinesVisualisation(t *testing.T) {
+	dir := t.TempDir()
+	c := reports.Certification{RunID: "r-viz", Started: time.Date(2025, 3, 14, 7, 0, 0, 0, time.UTC),
+		Requirements: []reports.RequirementResult{{ID: "concurrent-same-key-charges-once", Verdict: reports.Fail, Linearizability: []byte("<html>porcupine</html>")}}}
+	p, err := reports.WriteCertificationRun(dir, c)
+	require.NoError(t, err)
+	page, err := os.ReadFile(filepath.Join(p.Dir, "concurrent-same-key-charges-once.porcupine.html"))
+	require.NoError(t, err)
+	assert.Equal(t, "<html>porcupine</html>", string(page))
+	md, err := os.ReadFile(p.Markdown)
+	require.NoError(t, err)
+	assert.Contains(t, string(md), "[porcupine's visualisation](concurrent-same-key-charges-once.porcupine.html)")
 }

@@ -11,9 +11,10 @@ import (
 	"github.com/idemcheck/idemcheck/models"
 )
 
-// Overall is the run's verdict: FAIL when a requirement or an invariant
-// failed, else INCONCLUSIVE when one could not be decided or nothing was
-// tested at all, else PASS.
+// Overall is the run's verdict: FAIL when a requirement, an invariant or
+// a deviation failed, else INCONCLUSIVE when one could not be decided or
+// nothing was tested at all, else KNOWN when the only deviations found are
+// in the baseline, else PASS.
 func (c Certification) Overall() Verdict {
 	var vs []Verdict
 	for _, r := range c.Requirements {
@@ -22,11 +23,14 @@ func (c Certification) Overall() Verdict {
 	for _, i := range c.Invariants {
 		vs = append(vs, i.Verdict)
 	}
+	for _, d := range c.Deviations {
+		vs = append(vs, d.Verdict)
+	}
 	return worst(vs)
 }
 
-// worst is FAIL if any of vs is, else INCONCLUSIVE if any is not PASS or
-// vs is empty, else PASS.
+// worst is FAIL if any of vs is, else INCONCLUSIVE if any is neither PASS
+// nor KNOWN or vs is empty, else KNOWN if any is, else PASS.
 func worst(vs []Verdict) Verdict {
 	out := Pass
 	if len(vs) == 0 {
@@ -36,6 +40,10 @@ func worst(vs []Verdict) Verdict {
 		switch {
 		case v == Fail:
 			return Fail
+		case v == Known:
+			if out == Pass {
+				out = Known
+			}
 		case v != Pass:
 			out = Inconclusive
 		}
@@ -93,6 +101,9 @@ func CertificationMarkdown(c Certification) []byte {
 			if len(r.Evidence) > 0 {
 				ev = fmt.Sprintf("[%s](#%s)", plural(len(r.Evidence), "exchange"), evidenceAnchor(r.ID))
 			}
+			if r.LinearizabilityFile != "" {
+				ev += fmt.Sprintf(" · [porcupine's visualisation](%s)", r.LinearizabilityFile)
+			}
 			fmt.Fprintf(&b, "| %s %s | %s | %s | %s | %s | %s |\n", code(r.ID, true), mdText(r.Title),
 				verdictCell(r.Verdict), mdText(r.Against), mdText(r.Source), mdText(r.Reason), ev)
 		}
@@ -110,6 +121,12 @@ func CertificationMarkdown(c Certification) []byte {
 				i.Evaluations, i.Subjects, mdText(i.Subject), mdText(i.Reason))
 		}
 		b.WriteString("\n")
+	}
+
+	if len(c.Deviations) > 0 {
+		// The page sits in its own run folder; deviation paths are relative
+		// to the report directory above it.
+		b.WriteString(CatalogueMarkdown(c.Deviations, "../"))
 	}
 
 	var withEvidence []RequirementResult

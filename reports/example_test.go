@@ -33,7 +33,7 @@ func ExampleMermaid() {
 	//     participant Shopper
 	//     participant Client
 	//     participant Provider
-	//     Note over Shopper,Client: step 1: checkout order 1 with visa
+	//     Note over Shopper,Provider: step 1: checkout order 1 with visa
 	//     Shopper->>Client: checkout order 1 (visa)
 	//     Client-)Provider: POST /v1/charges key #quot;01a1b2c3…4a5b#quot;
 	//     Note over Client,Provider: 503 injected, not forwarded

@@ -212,11 +212,21 @@ type CertificationPaths struct {
 
 // WriteCertificationRun writes c into its run folder under dir
 // (RunFolder(c.Started, c.RunID)): certification.md, certification.json,
-// certification.junit.xml and run.json; then rebuilds dir/index.md and,
+// certification.junit.xml, run.json and, for a requirement failed on a
+// history porcupine finds illegal, <id>.porcupine.html (its
+// visualisation, linked from the page); then rebuilds dir/index.md and,
 // when GITHUB_STEP_SUMMARY is set, appends the Markdown page to it.
 func WriteCertificationRun(dir string, c Certification) (CertificationPaths, error) {
 	folder := RunFolder(c.Started, c.RunID)
 	p := CertificationPaths{Dir: filepath.Join(dir, folder)}
+	files := map[string][]byte{}
+	c.Requirements = append([]RequirementResult(nil), c.Requirements...)
+	for i, r := range c.Requirements {
+		if len(r.Linearizability) > 0 {
+			name := evidenceHeading(r.ID) + ".porcupine.html"
+			c.Requirements[i].LinearizabilityFile, files[name] = name, r.Linearizability
+		}
+	}
 	js, err := CertificationJSON(c)
 	if err != nil {
 		return p, err
@@ -228,9 +238,8 @@ func WriteCertificationRun(dir string, c Certification) (CertificationPaths, err
 	md := CertificationMarkdown(c)
 	e := RunEntry{RunID: c.RunID, Kind: "certification", Started: c.Started, Verdict: c.Overall(),
 		Summary: strings.TrimSpace(RedactURL(c.Provider) + " " + c.Dialect), Report: "certification.md"}
-	if err := writeRun(dir, folder, e, map[string][]byte{
-		"certification.md": md, "certification.json": js, "certification.junit.xml": junit,
-	}); err != nil {
+	files["certification.md"], files["certification.json"], files["certification.junit.xml"] = md, js, junit
+	if err := writeRun(dir, folder, e, files); err != nil {
 		return p, err
 	}
 	p.Markdown, p.JSON = filepath.Join(p.Dir, "certification.md"), filepath.Join(p.Dir, "certification.json")

@@ -30,6 +30,12 @@ func Markdown(f Failure) []byte {
 		b.WriteString(strings.TrimRight("> "+line, " ") + "\n")
 	}
 	b.WriteString("\n")
+	if f.Verdict == Known {
+		b.WriteString("**KNOWN:** the run's baseline acknowledges this deviation; it does not fail the run.\n\n")
+	}
+	if f.Category != "" {
+		fmt.Fprintf(&b, "Category (what a baseline lists): %s\n\n", code(f.Category, false))
+	}
 	var about []string
 	if f.Test != "" {
 		about = append(about, "Test "+code(f.Test, false))
@@ -44,6 +50,9 @@ func Markdown(f Failure) []byte {
 	}
 	b.WriteString(strings.Join(about, " · ") + "\n\n")
 
+	if f.Compare != nil {
+		writeComparison(&b, *f.Compare)
+	}
 	b.WriteString("## How to replay\n\n")
 	if f.Replay == "" {
 		b.WriteString("No replay command was recorded.\n\n")
@@ -87,7 +96,11 @@ func Markdown(f Failure) []byte {
 	writeExchanges(&b, h)
 
 	b.WriteString("## Sequence diagram\n\n")
-	writeFenced(&b, "mermaid", Mermaid(h))
+	sentence := f.Explanation
+	if sentence == "" {
+		sentence = f.Message
+	}
+	writeFenced(&b, "mermaid", mermaid(h, f.Attempts, f.Invariant, sentence))
 
 	b.WriteString("## Final state\n\n")
 	writeFinalState(&b, f)
@@ -143,7 +156,7 @@ type exchangeRow struct {
 	first, last models.Exchange
 	n           int
 	fold        string   // what must match for the next exchange to fold in
-	cells       []string // step, request, key, fault, provider, client, replayed, charge
+	cells       []string // key, provider, client, charge, step, request, body, fault, replayed
 }
 
 // writeExchanges writes the table of wire exchanges: time is the offset
@@ -178,12 +191,14 @@ func writeExchanges(b *strings.Builder, h models.Snapshot) {
 			continue
 		}
 		rows = append(rows, exchangeRow{first: ex, last: ex, n: 1, fold: fold, cells: []string{
-			step, mdText(request(ex, false)), keyCell(ex), optCode(cutHash(ex.Fingerprint)), mdText(ex.Fault),
-			mdText(provider), mdText(client), replayed, charge,
+			keyCell(ex), mdText(provider), mdText(client), charge,
+			step, mdText(request(ex, false)), optCode(cutHash(ex.Fingerprint)), mdText(ex.Fault), replayed,
 		}})
 	}
 	base := origin(h)
-	b.WriteString("| # | step | time | request | key | body | fault | provider | client saw | Idempotent-Replayed | charge |\n")
+	// What decides a verdict first (key, the provider's answer, what the
+	// client saw, the charge), so it is on screen at any width.
+	b.WriteString("| # | key | provider | client saw | charge | step | time | request | body | fault | Idempotent-Replayed |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		num, at := strconv.Itoa(r.first.ID), offset(base, r.first.SentAt)
@@ -193,7 +208,7 @@ func writeExchanges(b *strings.Builder, h models.Snapshot) {
 				at += " to " + last
 			}
 		}
-		cells := append([]string{num, r.cells[0], at}, r.cells[1:]...)
+		cells := append(append(append([]string{num}, r.cells[:5]...), at), r.cells[5:]...)
 		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 	}
 	b.WriteString("\n")

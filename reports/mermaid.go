@@ -22,10 +22,32 @@ import (
 // before its first request and its result just after the last answer it
 // got. A provider answer that came after a later step began (the client
 // had given up) is drawn in that step. The output depends only on h.
-func Mermaid(h models.Snapshot) string {
+func Mermaid(h models.Snapshot) string { return MermaidViolation(h, "", "") }
+
+// MermaidViolation is Mermaid, ending on the violation: a shaded note over
+// every participant naming invariant and the sentence that says what broke
+// (none when invariant is ""). The callback, the operator and the
+// reconciler are participants of their own between the shopper and the
+// client, each present only when it acted; the clock is a note ("+31 min"
+// when 31 minutes pass), not an arrow, and so is a gap of a minute or
+// more between two operations; step notes span every participant.
+func MermaidViolation(h models.Snapshot, invariant, sentence string) string {
+	return mermaid(h, nil, invariant, sentence)
+}
+
+// mermaid is MermaidViolation; with the client's attempts, the key stored
+// for an attempt is a note where the attempt is created (the first
+// operation that used it).
+func mermaid(h models.Snapshot, attempts []models.PaymentAttempt, invariant, sentence string) string {
 	d := &diagram{h: h, stepSeq: map[int]int{}}
+	keyOf := map[string]string{}
+	for _, a := range attempts {
+		keyOf[a.ID.String()] = a.IdempotencyKey
+	}
+	actors := participants(h)
+	span := "Note over " + actors[0] + ",Provider: "
 	for _, s := range h.Steps {
-		d.add(s.N, math.MinInt, 0, "Note over Shopper,Client: "+
+		d.add(s.N, math.MinInt, 0, span+
 			mm("step "+strconv.Itoa(s.N)+": "+strings.TrimSpace(s.Action+" "+s.Args)))
 	}
 
@@ -53,26 +75,44 @@ func Mermaid(h models.Snapshot) string {
 	}
 
 	last := map[int]int{} // per step, the latest seq an operation's result took
+	var prevAt time.Time  // when the operation before began
 	for _, op := range h.Ops {
 		exs := exsOf[op.ID]
-		who := ""
-		if op.Actor != "" && op.Actor != "shopper" {
-			who = op.Actor + ": "
+		who, from := "", participantOf(op.Actor)
+		if op.Actor != "" && op.Actor != "shopper" && !strings.EqualFold(op.Actor, from) {
+			who = op.Actor + ": " // "click 2", "reconciler (final)"
 		}
 		seq, sub := last[op.Step], 3 // no request: right after the step's last result
 		if len(exs) > 0 {
 			seq, sub = exs[0].Seq, -1
 		}
-		d.add(op.Step, seq, sub, "Shopper->>Client: "+mm(who+opLabel(op)))
+		if op.Kind == models.OpAdvance {
+			if dur, err := time.ParseDuration(op.Detail); err == nil {
+				d.add(op.Step, seq, sub, span+mm("clock: "+gap(dur)))
+				prevAt = op.InvokedAt.Add(dur)
+				continue
+			}
+		}
+		if !prevAt.IsZero() && !op.InvokedAt.IsZero() && op.InvokedAt.Sub(prevAt) >= time.Minute {
+			d.add(op.Step, seq, sub, span+mm(gap(op.InvokedAt.Sub(prevAt))))
+		}
+		if !op.InvokedAt.IsZero() {
+			prevAt = op.InvokedAt
+		}
+		d.add(op.Step, seq, sub, from+"->>Client: "+mm(who+opLabel(op)))
+		if key, ok := keyOf[op.AttemptID]; ok {
+			delete(keyOf, op.AttemptID) // shown once, where the attempt is created
+			d.add(op.Step, seq, sub, "Note over Client: "+mm("stores attempt, key "+keyShort(key)))
+		}
 		for _, ex := range exs {
 			seq = max(seq, d.exchange(ex, op.Step))
 		}
 		if len(exs) > 0 {
 			sub = 2
 		}
-		arrow := "Client-->>Shopper: "
+		arrow := "Client-->>" + from + ": "
 		if op.Lost || !op.Returned {
-			arrow = "Client--xShopper: "
+			arrow = "Client--x" + from + ": "
 		}
 		res := opOutcome(op)
 		if op.ChargeID != "" && op.Returned && !op.Lost {
@@ -99,11 +139,63 @@ func Mermaid(h models.Snapshot) string {
 		return false
 	})
 	var b strings.Builder
-	b.WriteString("sequenceDiagram\n    participant Shopper\n    participant Client\n    participant Provider\n")
+	b.WriteString("sequenceDiagram\n")
+	for _, p := range append(actors, "Client", "Provider") {
+		b.WriteString("    participant " + p + "\n")
+	}
 	for _, l := range d.lines {
 		b.WriteString("    " + l.text + "\n")
 	}
+	if invariant != "" {
+		b.WriteString("    rect rgb(255, 224, 224)\n")
+		b.WriteString("    " + span + mm("violated: "+invariant+": "+firstLine(sentence)) + "\n")
+		b.WriteString("    end\n")
+	}
 	return b.String()
+}
+
+// participantOf is the diagram participant that stands for an actor:
+// Callback, Operator and Reconciler have their own; anyone else (the
+// shopper, "click 2", a probe) is the Shopper.
+func participantOf(actor string) string {
+	switch {
+	case actor == "callback":
+		return "Callback"
+	case actor == "operator":
+		return "Operator"
+	case strings.HasPrefix(actor, "reconciler"):
+		return "Reconciler"
+	}
+	return "Shopper"
+}
+
+// participants are the Shopper and, in a fixed order, the other actors of
+// h's operations (the clock is a note, not a participant).
+func participants(h models.Snapshot) []string {
+	seen := map[string]bool{}
+	for _, op := range h.Ops {
+		if op.Kind != models.OpAdvance {
+			seen[participantOf(op.Actor)] = true
+		}
+	}
+	out := []string{"Shopper"}
+	for _, p := range []string{"Callback", "Operator", "Reconciler"} {
+		if seen[p] {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// gap is a time gap as a note: "+31 min", "+22 h", "+45 s".
+func gap(d time.Duration) string {
+	switch {
+	case d >= time.Hour && d%time.Hour == 0:
+		return "+" + strconv.FormatInt(int64(d/time.Hour), 10) + " h"
+	case d >= time.Minute:
+		return "+" + strconv.FormatInt(int64(d.Round(time.Minute)/time.Minute), 10) + " min"
+	}
+	return "+" + d.Round(time.Millisecond).String()
 }
 
 // diagram collects the lines of a sequence diagram with their place in
@@ -159,7 +251,10 @@ func (d *diagram) exchange(ex models.Exchange, step int) int {
 		pseq = ex.Seq
 	}
 	answer := providerSaw(ex)
-	if ex.ProviderChargeID != "" {
+	switch {
+	case !ex.IsPost() && ex.ProviderStatus == 200:
+		answer += ": " + found(ex.ProviderChargeID) // what a lookup found
+	case ex.ProviderChargeID != "":
 		answer += " " + ex.ProviderChargeID
 	}
 	late := d.answerStep(ex, step, pseq)
@@ -243,4 +338,19 @@ func gaveUp(err string) string {
 		return err
 	}
 	return "client gave up (" + cut(err, 60) + ")"
+}
+
+// found says what a find-by-reference answered: "no charge", "1 charge
+// ch_000001", "2 charges ch_000001, ch_000002" (ids as the wire recorded
+// them, joined by ",").
+func found(ids string) string {
+	if ids == "" {
+		return "no charge"
+	}
+	list := strings.Split(ids, ",")
+	noun := " charges "
+	if len(list) == 1 {
+		noun = " charge "
+	}
+	return strconv.Itoa(len(list)) + noun + strings.Join(list, ", ")
 }

@@ -43,6 +43,12 @@ type Failure struct {
 	Invariant string `json:"invariant"`
 	// Message is the full violation message.
 	Message string `json:"message"`
+	// Category is the message with its particulars left out (what rapid
+	// shrinks by and a baseline lists), "" when not recorded.
+	Category string `json:"category,omitempty"`
+	// Verdict is FAIL, or KNOWN when the run's baseline acknowledges the
+	// deviation; "" when not recorded (a failure).
+	Verdict Verdict `json:"verdict,omitempty"`
 	// Explanation is one sentence in plain words on what went wrong for
 	// the shopper or the books ("the provider holds two successful charges
 	// for order 3"), "" when none was made.
@@ -65,6 +71,10 @@ type Failure struct {
 	Attempts []models.PaymentAttempt `json:"attempts"`
 	// Charges are the provider's truth.
 	Charges []models.Charge `json:"charges"`
+	// Compare puts what the violation is about side by side (the first
+	// answer and the replay, the stored and the sent key), nil when
+	// nothing is compared.
+	Compare *Comparison `json:"compare,omitempty"`
 	// Replay is the exact command that replays the failure.
 	Replay string `json:"replay"`
 	// Notes are caveats a reader must know before trusting the report

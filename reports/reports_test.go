@@ -38,9 +38,9 @@ func TestMarkdown(t *testing.T) {
 
 	t.Run("tabulates the wire exchanges", func(t *testing.T) {
 		for _, row := range []string{
-			"| 1 | 2 | +1s | POST /v1/charges | `\"0192f0e4…7a8b\"` | `5f1d3c0b` | 503 | not reached | 503 |  |  |\n",
-			"| 2 | 2 | +3s | POST /v1/charges | `\"0192f0e4…7a8b\"` | `5f1d3c0b` | pass | 409 | 409 |  |  |\n",
-			"| 3 | 2 | +1m2.5s | POST /v1/charges | `\"0192f0e4…7a8b\"` | `5f1d3c0b` | pass | 201 | 201 | yes | `ch_000001` |\n",
+			"| 1 | `\"0192f0e4…7a8b\"` | not reached | 503 |  | 2 | +1s | POST /v1/charges | `5f1d3c0b` | 503 |  |\n",
+			"| 2 | `\"0192f0e4…7a8b\"` | 409 | 409 |  | 2 | +3s | POST /v1/charges | `5f1d3c0b` | pass |  |\n",
+			"| 3 | `\"0192f0e4…7a8b\"` | 201 | 201 | `ch_000001` | 2 | +1m2.5s | POST /v1/charges | `5f1d3c0b` | pass | yes |\n",
 		} {
 			assert.Contains(t, md, row)
 		}
@@ -48,7 +48,11 @@ func TestMarkdown(t *testing.T) {
 
 	t.Run("embeds the sequence diagram", func(t *testing.T) {
 		assert.Contains(t, md, "## Sequence diagram\n\n```mermaid\nsequenceDiagram\n")
-		assert.Contains(t, md, reports.Mermaid(fixture().History))
+		// The report's diagram is Mermaid's, with the key stored for the
+		// attempt where it is created and the violation at the end.
+		assert.Contains(t, md, "    Shopper->>Client: checkout order 1 (visa)\n    Note over Client: stores attempt, key 0192f0e4…7a8b\n    Client-)Provider:")
+		noKey := strings.Replace(md, "    Note over Client: stores attempt, key 0192f0e4…7a8b\n", "", 1)
+		assert.Contains(t, noKey, reports.MermaidViolation(fixture().History, "one-key-per-intent", fixture().Explanation))
 	})
 
 	t.Run("shows both sides' final state", func(t *testing.T) {
@@ -78,10 +82,10 @@ func TestMarkdownFoldsIdenticalExchanges(t *testing.T) {
 	}
 
 	md := string(reports.Markdown(f))
-	assert.Contains(t, md, "| 1–3 ×3 | 2 | +1s to +3s | POST /v1/charges | `\"0192f0e4…7a8b\"` | `5f1d3c0b` | 503 | not reached | 503 |  |  |\n")
-	assert.Equal(t, 1, strings.Count(md, "| 503 | not reached | 503 |"), "the three 503s fold into one row")
-	assert.Contains(t, md, "| 4 | 2 | +3s | POST /v1/charges |")
-	assert.Contains(t, md, "| 5 | 2 | +1m2.5s | POST /v1/charges |")
+	assert.Contains(t, md, "| 1–3 ×3 | `\"0192f0e4…7a8b\"` | not reached | 503 |  | 2 | +1s to +3s | POST /v1/charges | `5f1d3c0b` | 503 |  |\n")
+	assert.Equal(t, 1, strings.Count(md, "| not reached | 503 |  | 2 |"), "the three 503s fold into one row")
+	assert.Contains(t, md, "| 409 | 409 |  | 2 | +3s | POST /v1/charges |")
+	assert.Contains(t, md, "| `ch_000001` | 2 | +1m2.5s | POST /v1/charges |")
 
 	t.Run("a different key does not fold", func(t *testing.T) {
 		g := f
@@ -89,7 +93,7 @@ func TestMarkdownFoldsIdenticalExchanges(t *testing.T) {
 		g.History.Exchanges[1].KeyHeader = models.FormatKey("0192f0e4-ffff-7d1e-9a2b-3c4d5e6f7a8b")
 		md := string(reports.Markdown(g))
 		assert.NotContains(t, md, "×")
-		assert.Equal(t, 3, strings.Count(md, "| 503 | not reached | 503 |"))
+		assert.Equal(t, 3, strings.Count(md, "| not reached | 503 |  | 2 |"))
 	})
 }
 
@@ -116,14 +120,14 @@ func TestMarkdownEdgeCases(t *testing.T) {
 		assert.Contains(t, md, "> at-most-one-charge-per-order: order 1 has 2 charges\n> \\# not a heading \\| \\*not bold\\*\n")
 		assert.Contains(t, md, "→ lost in crash\n")
 		assert.Contains(t, md, "    Client--xShopper: lost in crash\n")
-		assert.Contains(t, md, "| (none) | `5f1d3c0b` | pass | 201 | connection reset (injected lose-response) |  | `ch_000001` (client never saw it) |")
+		assert.Contains(t, md, "| (none) | 201 | connection reset (injected lose-response) | `ch_000001` (client never saw it) | 2 | +1m2.5s | POST /v1/charges | `5f1d3c0b` | pass |  |")
 	})
 
 	t.Run("an unquoted key is shown as sent", func(t *testing.T) {
 		f := fixture()
 		f.History.Exchanges[1].KeyHeader = fixtureKey
 		md := string(reports.Markdown(f))
-		assert.Contains(t, md, "| 2 | 2 | +3s | POST /v1/charges | `0192f0e4…7a8b` | `5f1d3c0b` | pass |")
+		assert.Contains(t, md, "| 2 | `0192f0e4…7a8b` | 409 | 409 |  | 2 | +3s | POST /v1/charges | `5f1d3c0b` | pass |")
 		assert.Contains(t, md, "Client->>Provider: POST /v1/charges key 0192f0e4…7a8b\n")
 	})
 
@@ -148,7 +152,7 @@ func TestMarkdownEdgeCases(t *testing.T) {
 		f := fixture()
 		ex := &f.History.Exchanges[2]
 		ex.ProviderDone, ex.Done = false, false
-		assert.Contains(t, string(reports.Markdown(f)), "| pass | processing | no answer yet |")
+		assert.Contains(t, string(reports.Markdown(f)), "| processing | no answer yet |")
 	})
 }
 

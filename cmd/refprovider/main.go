@@ -5,7 +5,7 @@
 //
 // Usage:
 //
-//	refprovider [-addr 127.0.0.1:0] [-mutant NAME] [-retention 24h] [-processing 0s]
+//	refprovider [-addr 127.0.0.1:0] [-mutant NAME[,NAME...]] [-retention 24h] [-processing 0s]
 //	            [-store memory|redis] [-redis URL] [-redis-prefix P] [-lease 30s]
 //
 // With -store redis the keys and charges live in Redis (seed article 004's
@@ -16,10 +16,12 @@
 // The in-flight lock's lease is -lease (default 30 s, shorter than
 // -retention). Redis mutants (redis-…) need -store redis.
 //
+// -mutant a,b serves several provider mutants at once, one provider with
+// every bug planted (a run can then show several distinct deviations).
 // A mutant whose bug shows only while a request is in flight gets the
 // processing time it needs unless -processing is given: no-inflight-lock
 // and redis-get-then-set 50ms, redis-lease-too-short 300ms, stuck-inflight
-// 2s (InflightProcessing).
+// 2s (InflightProcessing; the longest of the mutants served).
 //
 // With -mutant it first prints which mutant it serves. It prints
 // "listening on http://ADDR" once it accepts connections (with
@@ -37,6 +39,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -58,7 +61,7 @@ func main() {
 func run(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("refprovider", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:0", "loopback `host:port` to listen on (port 0: a free one)")
-	mutant := fs.String("mutant", "", "serve the provider mutant `NAME` from sut/mutants instead of the reference")
+	mutant := fs.String("mutant", "", "serve the provider mutant `NAME` from sut/mutants instead of the reference (a,b: several at once)")
 	retention := fs.Duration("retention", provider.DefaultRetention, "key retention window")
 	processing := fs.Duration("processing", 0, "processing time of each request before it commits")
 	store := fs.String("store", "memory", "where keys and charges live: `memory` or redis")
@@ -70,12 +73,17 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "processing" })
-	if d, ok := InflightProcessing[*mutant]; ok && !set {
-		*processing = d
-		fmt.Fprintf(out, "processing %s per request: %s shows only while a request is in flight (-processing to change)\n", d, *mutant)
+	names, err := server.MutantNames(*mutant)
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		if d, ok := InflightProcessing[name]; ok && !set && d > *processing {
+			*processing = d
+			fmt.Fprintf(out, "processing %s per request: %s shows only while a request is in flight (-processing to change)\n", d, name)
+		}
 	}
 	var h http.Handler
-	var err error
 	switch *store {
 	case "memory":
 		h, err = Handler(*mutant, *retention, *processing)
@@ -95,8 +103,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if *mutant != "" {
-		fmt.Fprintf(out, "serving the provider mutant %s, not the reference provider\n", *mutant)
+	if len(names) > 0 {
+		fmt.Fprintf(out, "serving the provider mutant %s, not the reference provider\n", strings.Join(names, " + "))
 	}
 	ln, err := Listen(*addr)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -209,5 +210,39 @@ func TestRedisMutantNeedsTheRedisStore(t *testing.T) {
 	err := run(context.Background(), []string{"-addr", "127.0.0.1:0", "-mutant", "redis-get-then-set"}, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "-store redis") {
 		t.Fatalf("run = %v, want the mutant refused without -store redis", err)
+	}
+}
+
+// TestHandlerServesSeveralMutants: -mutant a,b plants both bugs in one
+// provider — no-fingerprint (another body under a used key is not
+// refused) and replay-new-charge (a replay charges again) — so one run can
+// show two distinct deviations (issue 11).
+func TestHandlerServesSeveralMutants(t *testing.T) {
+	h, err := Handler("no-fingerprint, replay-new-charge", time.Hour, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := func(amount string) (int, string) {
+		body := `{"amount":` + amount + `,"currency":"TRY","source":"tok_visa","description":"order 1","merchant_reference":"ref-1"}`
+		req := httptest.NewRequest(http.MethodPost, "/v1/charges", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", `"01a1d96c-e23d-77bf-801e-9df969c1d378"`)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec.Code, rec.Body.String()
+	}
+	s1, b1 := post("100")
+	s2, b2 := post("100")
+	s3, _ := post("200")
+	if s1 != http.StatusCreated || s2 != http.StatusCreated || b2 == b1 {
+		t.Errorf("same key and body answered %d %s, then %d %s: replay-new-charge must charge again", s1, b1, s2, b2)
+	}
+	if s3 == http.StatusUnprocessableEntity {
+		t.Errorf("another amount under the key answered 422: no-fingerprint must not refuse it")
+	}
+	for _, bad := range []string{"no-fingerprint,no-fingerprint", "no-fingerprint,", "no-fingerprint,fresh-key-per-request", "no-fingerprint,nope"} {
+		if _, err := Handler(bad, time.Hour, 0); err == nil {
+			t.Errorf("Handler(%q) accepted it", bad)
+		}
 	}
 }

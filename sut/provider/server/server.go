@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -21,9 +22,13 @@ import (
 
 // Handler is the provider to serve: the reference provider with retention
 // (default 24h when not positive) and a processing delay before each
-// request commits (0 for none), or the provider mutant called mutant. A
-// client mutant is an error: only providers are served. Keys and charges
-// live in memory.
+// request commits (0 for none), or the provider mutant called mutant —
+// several at once when mutant is a comma-separated list ("no-fingerprint,
+// replay-new-charge": each plants its bug in the one provider, applied in
+// the order given), so that one run can show several distinct deviations.
+// A client mutant, an unknown name or a name given twice is an error: only
+// providers are served. Keys and charges live in memory (RedisHandler:
+// in Redis).
 func Handler(mutant string, retention, processing time.Duration) (http.Handler, error) {
 	return handler(mutant, retention, processing, nil)
 }
@@ -63,20 +68,24 @@ func handler(mutant string, retention, processing time.Duration, rd *Redis) (htt
 			}
 		}
 	}
-	if mutant != "" {
-		m, err := mutants.Lookup(mutant)
+	names, err := MutantNames(mutant)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		m, err := mutants.Lookup(name)
 		if err != nil {
 			return nil, err
 		}
 		switch {
 		case m.Provider == nil && m.RedisStore == nil:
-			return nil, fmt.Errorf("mutant %q is a client mutant; refprovider serves provider mutants only", mutant)
+			return nil, fmt.Errorf("mutant %q is a client mutant; refprovider serves provider mutants only", name)
 		case m.RedisStore != nil && rd == nil:
-			return nil, fmt.Errorf("mutant %q plants its bug in the Redis store; serve it with -store redis", mutant)
+			return nil, fmt.Errorf("mutant %q plants its bug in the Redis store; serve it with -store redis", name)
 		case m.RedisStore != nil:
 			m.RedisStore(&scfg)
 		case rd != nil:
-			return nil, fmt.Errorf("mutant %q plants its bug in the in-memory provider; serve it without -store redis", mutant)
+			return nil, fmt.Errorf("mutant %q plants its bug in the in-memory provider; serve it without -store redis", name)
 		default:
 			m.Provider(&cfg)
 		}
@@ -89,6 +98,29 @@ func handler(mutant string, retention, processing time.Duration, rd *Redis) (htt
 		cfg.Store = st
 	}
 	return provider.New(cfg), nil
+}
+
+// MutantNames splits a -mutant value ("a,b", spaces around a name
+// allowed) into its names; "" is none. An empty name or one given twice is
+// an error.
+func MutantNames(list string) ([]string, error) {
+	if strings.TrimSpace(list) == "" {
+		return nil, nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for n := range strings.SplitSeq(list, ",") {
+		n = strings.TrimSpace(n)
+		switch {
+		case n == "":
+			return nil, fmt.Errorf("mutant list %q has an empty name", list)
+		case seen[n]:
+			return nil, fmt.Errorf("mutant list %q names %s twice", list, n)
+		}
+		seen[n] = true
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 // Listen listens on addr, which must name a loopback IP (127.0.0.1, ::1)

@@ -1,0 +1,154 @@
+package conformance_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemcheck/idemcheck/conformance"
+	"github.com/idemcheck/idemcheck/reports"
+	"github.com/idemcheck/idemcheck/sut/provider/server"
+)
+
+// catalogueEnv is what the catalogue tests run the property with against
+// a loopback refprovider: timeouts at 1/15 (as against WireMock), 40
+// checks and 15 s of shrinking per deviation (about 900 attempts; rapid
+// needs some 2 500 to end on its own here, 45 s), so a run of two
+// deviations stays under a minute.
+var catalogueEnv = []string{"IDEMCHECK_MUTANT=", "IDEMCHECK_TIME_SCALE=0.0667", "IDEMCHECK_MAX_REQUESTS=20000", "IDEMCHECK_MAX_CHARGES=10000", "RAPID_CHECKS=40", "RAPID_SHRINKTIME=15s"}
+
+// serveMutants serves refprovider's handler with the provider mutants
+// listed ("a,b") and 20 ms of processing per request.
+func serveMutants(t *testing.T, list string) string {
+	t.Helper()
+	h, err := server.Handler(list, 0, 20*time.Millisecond)
+	require.NoError(t, err)
+	s, err := server.Start(h)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	return s.URL
+}
+
+// deviationReport reads deviation n's failure JSON of a URL run.
+func deviationReport(t *testing.T, dir string, n int, out string) (rep struct {
+	Invariant string          `json:"invariant"`
+	Category  string          `json:"category"`
+	Verdict   reports.Verdict `json:"verdict"`
+	StepCount int             `json:"step_count"`
+	Replay    string          `json:"replay"`
+}) {
+	t.Helper()
+	raw, err := os.ReadFile(reportFile(dir, "url", reports.DeviationName(n)+".json"))
+	require.NoError(t, err, out)
+	require.NoError(t, json.Unmarshal(raw, &rep))
+	return rep
+}
+
+// TestCatalogueListsEveryDeviation: against refprovider serving two
+// provider mutants that break different invariants (replay-new-charge:
+// replay-consistent; no-fingerprint: mismatch-rejected), one run lists
+// both deviations, each with its own counterexample (of at most its
+// mutant's minimal length plus one step), fail file and replay line; with
+// replay-consistent's category in the baseline, that one is KNOWN and the
+// other FAIL. Regression (issue 11): the first failure hid the rest.
+func TestCatalogueListsEveryDeviation(t *testing.T) {
+	url := serveMutants(t, "replay-new-charge,no-fingerprint")
+	baseline := filepath.Join(t.TempDir(), "baseline.txt")
+	require.NoError(t, os.WriteFile(baseline, []byte("# acknowledged\n\nreplay-consistent: …: one key and body were answered …, then …: a completed key answers its first response\n"), 0o644))
+	out, failed, dir := runConformance(t, "1", append(catalogueEnv, "IDEMCHECK_PROVIDER="+url, "IDEMCHECK_BASELINE="+baseline)...)
+	require.True(t, failed, "mismatch-rejected is not in the baseline: FAIL; output:\n%s", out)
+	require.NotContains(t, out, "flaky test", "never rapid's flaky verdict")
+	found := map[string]reports.Verdict{}
+	files := map[string]bool{}
+	for n := 1; n <= 2; n++ {
+		rep := deviationReport(t, dir, n, out)
+		found[rep.Invariant] = rep.Verdict
+		require.LessOrEqual(t, rep.StepCount, map[string]int{"replay-consistent": 3, "mismatch-rejected": 4}[rep.Invariant], "%+v", rep)
+		require.Contains(t, rep.Replay, "-rapid.failfile=testdata/rapid/TestConformance_url-")
+		files[rep.Replay] = true
+	}
+	require.Equal(t, map[string]reports.Verdict{"replay-consistent": reports.Known, "mismatch-rejected": reports.Fail}, found, out)
+	require.Len(t, files, 2, "each deviation has its own fail file")
+	cat, err := os.ReadFile(reportFile(dir, "url", "catalogue.md"))
+	require.NoError(t, err, out)
+	require.Contains(t, string(cat), "| **FAIL** |")
+	require.Contains(t, string(cat), "| KNOWN |")
+	require.Contains(t, out, "deviation 2, ")
+	// A replay mismatch shows the first answer and the replay side by
+	// side, the differing charge in bold (issue 11, item 13).
+	for n := 1; n <= 2; n++ {
+		md, err := os.ReadFile(reportFile(dir, "url", reports.DeviationName(n)+".md"))
+		require.NoError(t, err)
+		if deviationReport(t, dir, n, out).Invariant == "replay-consistent" {
+			require.Contains(t, string(md), "## What differs: first answer and replay\n")
+			require.Regexp(t, "\\| provider charge \\| \\*\\*`ch_[0-9]+`\\*\\* \\| \\*\\*`ch_[0-9]+`\\*\\* \\|", string(md))
+		} else {
+			require.Contains(t, string(md), "## What differs: one key, two bodies, both answered\n")
+		}
+	}
+}
+
+// TestCatalogueShrinkCutByTheBudget: when the budget runs out while rapid
+// shrinks, the smallest counterexample found is reported "not minimal:
+// budget", never as rapid's "flaky test, can not reproduce" (regression,
+// issue 11), and the provider gets no request past the budget.
+func TestCatalogueShrinkCutByTheBudget(t *testing.T) {
+	url, requests := serveRefProvider(t, "replay-new-charge")
+	out, failed, dir := runConformance(t, "1", "IDEMCHECK_PROVIDER="+url, "IDEMCHECK_MUTANT=", "IDEMCHECK_TIME_SCALE=0.0667",
+		"IDEMCHECK_MAX_REQUESTS=120", "IDEMCHECK_MAX_CHARGES=100")
+	require.True(t, failed, out)
+	require.NotContains(t, out, "flaky test")
+	require.Contains(t, out, "not minimal: budget (the requests budget is spent while shrinking)")
+	md, err := os.ReadFile(reportFile(dir, "url", "failure.md"))
+	require.NoError(t, err, out)
+	require.Contains(t, string(md), "not minimal: budget")
+	require.LessOrEqual(t, requests.Load(), int64(120))
+}
+
+// TestFailFilesKeptPerProvider: a counterexample kept for one provider is
+// never replayed against another: after a run against one provider has
+// kept its fail file, a run of the same test against a second provider
+// (the same bug, another URL), from the same folder, finds and keeps its
+// own. Regression (issue 11): the second provider replayed the first one's
+// kept fail file and "failed after 0 tests" on it.
+func TestFailFilesKeptPerProvider(t *testing.T) {
+	first, _ := serveRefProvider(t, "replay-new-charge")
+	second, _ := serveRefProvider(t, "replay-new-charge")
+	require.NotEqual(t, conformance.ProviderTag(first), conformance.ProviderTag(second))
+	dir := t.TempDir()
+	run := func(url string) string {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestConformance$", "-test.v", "-rapid.seed=1")
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "IDEMCHECK_PROVIDER="+url, "IDEMCHECK_REPORT_DIR="+filepath.Join(dir, "reports"), "GITHUB_STEP_SUMMARY=",
+			"IDEMCHECK_REPRODUCE=0", "IDEMCHECK_MUTANT=", "IDEMCHECK_TIME_SCALE=0.0667", "RAPID_CHECKS=5", "RAPID_SHRINKTIME=5s",
+			"IDEMCHECK_MAX_DEVIATIONS=1", "IDEMCHECK_MAX_REQUESTS=2000", "IDEMCHECK_MAX_CHARGES=1000")
+		b, err := cmd.CombinedOutput()
+		require.Error(t, err, "the mutant must fail the property:\n%s", b)
+		return string(b)
+	}
+	out := run(first)
+	kept, _ := filepath.Glob(filepath.Join(dir, "testdata", "rapid", "*", "*.fail"))
+	require.Len(t, kept, 1, out)
+	out = run(second)
+	require.NotContains(t, out, filepath.Base(kept[0]), "the second provider replayed the first one's counterexample")
+	require.Contains(t, out, "-rapid.failfile=testdata/rapid/TestConformance_"+conformance.ProviderTag(second)+"/")
+	both, _ := filepath.Glob(filepath.Join(dir, "testdata", "rapid", "*", "*.fail"))
+	require.Len(t, both, 2, "each provider keeps its own")
+}
+
+// IDEMCHECK_REPRODUCE replays a URL run's deviation from its fail file, in
+// child processes, and the report says how often it came back.
+func TestCatalogueChecksReproducibility(t *testing.T) {
+	url, _ := serveRefProvider(t, "replay-new-charge")
+	out, failed, dir := runConformance(t, "1", "IDEMCHECK_PROVIDER="+url, "IDEMCHECK_MUTANT=", "IDEMCHECK_TIME_SCALE=0.0667",
+		"IDEMCHECK_MAX_REQUESTS=5000", "IDEMCHECK_MAX_CHARGES=3000", "RAPID_CHECKS=5", "RAPID_SHRINKTIME=5s", "IDEMCHECK_MAX_DEVIATIONS=1", "IDEMCHECK_REPRODUCE=2")
+	require.True(t, failed, out)
+	md, err := os.ReadFile(reportFile(dir, "url", "failure.md"))
+	require.NoError(t, err, out)
+	require.Regexp(t, `Reproducibility: \*\*(reproduced 2/2|flaky \([01]/2\))\*\*`, string(md), out)
+}

@@ -1,0 +1,145 @@
+package reports
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Known is the verdict of a deviation (and of an invariant whose only
+// deviations are such) that the run's baseline acknowledges: found again,
+// reported with its counterexample, but not failing the run, so a team
+// can gate CI on new deviations only.
+const Known Verdict = "KNOWN"
+
+// Deviation is one distinct deviation a run's failure catalogue found:
+// an invariant and the category of its violation (the deterministic
+// sentence rapid shrinks by, particulars left out), with its own minimal
+// counterexample, replay line and curl script.
+type Deviation struct {
+	Invariant string `json:"invariant"`
+	// Category is what a baseline lists to acknowledge it.
+	Category string `json:"category"`
+	// Message is the counterexample's exact sentence.
+	Message string `json:"message"`
+	// Verdict is FAIL, or KNOWN when the baseline lists it.
+	Verdict Verdict `json:"verdict"`
+	// Steps is the counterexample's number of shopper steps.
+	Steps int `json:"steps"`
+	// Minimal is "minimal" when the shrink ran to its end, else why not:
+	// "not minimal: budget (…)", "not minimal: shrink time (…)", or "not
+	// minimal: did not fail again (…)".
+	Minimal string `json:"minimal"`
+	// Replay is the command that replays it (it names the fail file).
+	Replay string `json:"replay"`
+	// FailFile is rapid's fail file, relative to the conformance package.
+	FailFile string `json:"fail_file,omitempty"`
+	// Report and Curl are its failure report and curl script, relative to
+	// the report directory ("<run folder>/failure-2.md").
+	Report string `json:"report"`
+	Curl   string `json:"curl"`
+}
+
+// DeviationName is the base name of deviation n's files in its run
+// folder: "failure" for the first, "failure-2", "failure-3"… after it.
+func DeviationName(n int) string {
+	if n <= 1 {
+		return "failure"
+	}
+	return "failure-" + strconv.Itoa(n)
+}
+
+// WriteDeviationRun writes deviation n of a run (f, started at started)
+// into the run's folder under dir, as WriteFailureRun does for one
+// failure, under the names DeviationName(n) gives (failure-2.md, …).
+func WriteDeviationRun(dir string, started time.Time, n int, f Failure, invariants []string) (FailurePaths, error) {
+	name := DeviationName(n)
+	folder := RunFolder(started, f.Test)
+	p := FailurePaths{Dir: filepath.Join(dir, folder)}
+	js, err := JSON(f)
+	if err != nil {
+		return p, err
+	}
+	junit, err := FailureJUnit(f, invariants)
+	if err != nil {
+		return p, err
+	}
+	verdict := Fail
+	if f.Verdict == Known {
+		verdict = Known
+	}
+	e := RunEntry{RunID: f.Test, Kind: "failure", Started: started, Verdict: verdict,
+		Summary: firstLine(f.Message), Report: name + ".md"}
+	if err := writeRun(dir, folder, e, map[string][]byte{
+		name + ".md": Markdown(f), name + ".json": js, name + ".curl.sh": CurlScript(f), name + ".junit.xml": junit,
+	}); err != nil {
+		return p, err
+	}
+	p.Markdown, p.JSON = filepath.Join(p.Dir, name+".md"), filepath.Join(p.Dir, name+".json")
+	p.Curl, p.JUnit = filepath.Join(p.Dir, name+".curl.sh"), filepath.Join(p.Dir, name+".junit.xml")
+	_, err = AppendStepSummary(FailureSummary(f, p.Markdown))
+	return p, err
+}
+
+// WriteCatalogueRun writes catalogue.md — the run's statistics (summary,
+// as printed) and every deviation found, each with its verdict, category,
+// counterexample length, whether it is minimal, report, curl script and
+// replay line — and run.json into the run folder of test under dir, then
+// rebuilds dir/index.md. The run's verdict is FAIL when a deviation is,
+// else KNOWN. It returns catalogue.md's path.
+func WriteCatalogueRun(dir string, started time.Time, test, summary string, devs []Deviation) (string, error) {
+	folder := RunFolder(started, test)
+	var vs []Verdict
+	for _, d := range devs {
+		vs = append(vs, d.Verdict)
+	}
+	verdict := worst(vs)
+	var b strings.Builder
+	fmt.Fprintf(&b, "# idemcheck: %s %s — %s\n\n", mdText(test), verdict, plural(len(devs), "deviation"))
+	b.WriteString(CatalogueMarkdown(devs, ""))
+	b.WriteString("## Statistics\n\nThe sequences that ran to a verdict, the failing ones included; rapid's shrinking attempts are not counted.\n\n")
+	writeFenced(&b, "", summary)
+	e := RunEntry{RunID: test, Kind: "property", Started: started, Verdict: verdict,
+		Summary: plural(len(devs), "deviation"), Report: "catalogue.md"}
+	if err := writeRun(dir, folder, e, map[string][]byte{"catalogue.md": []byte(b.String())}); err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, folder, "catalogue.md"), nil
+}
+
+// CatalogueMarkdown is the "Deviations" section of a page: one row per
+// deviation, then each one's category and replay line. Links are the
+// deviations' Report and Curl paths with prefix before them ("../" from a
+// run folder to the report directory; "" from the report directory).
+func CatalogueMarkdown(devs []Deviation, prefix string) string {
+	var b strings.Builder
+	b.WriteString("## Deviations\n\n")
+	if len(devs) == 0 {
+		b.WriteString("none found\n\n")
+		return b.String()
+	}
+	b.WriteString("Each distinct deviation (invariant and kind of violation) with its own counterexample. " +
+		"A baseline file (IDEMCHECK_BASELINE) listing a category or an invariant name turns its FAIL into KNOWN.\n\n")
+	b.WriteString("| # | invariant | verdict | steps | shrink | report | curl |\n|---|---|---|---|---|---|---|\n")
+	for i, d := range devs {
+		report, curl := "", ""
+		if d.Report != "" {
+			report = fmt.Sprintf("[%s](%s)", mdText(filepath.Base(d.Report)), prefix+filepath.ToSlash(d.Report))
+		}
+		if d.Curl != "" {
+			curl = fmt.Sprintf("[%s](%s)", mdText(filepath.Base(d.Curl)), prefix+filepath.ToSlash(d.Curl))
+		}
+		fmt.Fprintf(&b, "| %d | %s | %s | %d | %s | %s | %s |\n", i+1, code(d.Invariant, true), verdictCell(d.Verdict),
+			d.Steps, mdText(d.Minimal), report, curl)
+	}
+	b.WriteString("\n")
+	for i, d := range devs {
+		fmt.Fprintf(&b, "%d. %s\n\n   category (for a baseline): %s\n\n", i+1, mdText(d.Message), code(d.Category, false))
+		if d.Replay != "" {
+			fmt.Fprintf(&b, "   replay: %s\n\n", code(d.Replay, false))
+		}
+	}
+	return b.String()
+}
