@@ -92,7 +92,8 @@ type Options struct {
 	// Until, when positive, is the request (counted like After) from
 	// which the reference provider answers again.
 	Until int
-	// RetryAfter is the Retry-After value of RateLimit and Unavailable.
+	// RetryAfter is the Retry-After value of RateLimit and Unavailable;
+	// values separated by "\n" are sent as several Retry-After lines.
 	RetryAfter string
 	// PostsOnly applies Mode to creates only: lookups are answered by the
 	// reference provider.
@@ -231,7 +232,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			ra = "1"
 		}
 		if ra != "" && ra != "-" {
-			w.Header().Set("Retry-After", ra)
+			for _, v := range strings.Split(ra, "\n") {
+				w.Header().Add("Retry-After", v)
+			}
 		}
 		code := http.StatusTooManyRequests
 		if mode == Unavailable {

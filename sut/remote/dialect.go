@@ -100,9 +100,16 @@ func newResponse(req *http.Request, status int, header http.Header, body []byte)
 }
 
 // RetryAfter is the wait a 429 or 503 answer asks for in its Retry-After
-// header (ParseRetryAfter), or 0 when it names none.
+// header (ParseRetryAfter), or 0 when it names none. Retry-After is a
+// singleton field; of several lines the longest wait holds, so that
+// nothing is sent before any of them expires.
 func RetryAfter(resp *http.Response, now time.Time) time.Duration {
-	d, _ := ParseRetryAfter(resp.Header.Get("Retry-After"), now)
+	var d time.Duration
+	for _, v := range resp.Header.Values("Retry-After") {
+		if w, ok := ParseRetryAfter(v, now); ok {
+			d = max(d, w)
+		}
+	}
 	return d
 }
 

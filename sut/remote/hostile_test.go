@@ -135,6 +135,21 @@ func TestProvider_RetryAfterHoldsTheWholeRun(t *testing.T) {
 		reqs, _, _ := s.Counts()
 		assert.Equal(t, 1, reqs, "nothing was sent after the 429")
 	})
+	t.Run("the longest of several", func(t *testing.T) {
+		// Regression (breaker, issue 11): of "Retry-After: 1" and
+		// "Retry-After: 3600" only the first was read, and the next
+		// request left a second later.
+		s := hostile.Start(t, hostile.Options{Mode: hostile.RateLimit, RetryAfter: "1\n3600"})
+		p := against(t, s, remote.Limits{MaxDuration: time.Minute})
+		_, err := p.Find(t.Context(), "a")
+		require.ErrorIs(t, err, remote.ErrUnavailable)
+		_, err = p.Find(t.Context(), "b")
+		var he *remote.HoldError
+		require.ErrorAs(t, err, &he)
+		assert.Equal(t, time.Hour, he.Asked)
+		reqs, _, _ := s.Counts()
+		assert.Equal(t, 1, reqs, "nothing was sent after the 429")
+	})
 	t.Run("a wait that fits", func(t *testing.T) {
 		s := hostile.Start(t, hostile.Options{Mode: hostile.RateLimit, RetryAfter: "1", Until: 1})
 		p := against(t, s, remote.Limits{MaxDuration: time.Minute})

@@ -183,8 +183,8 @@ func exchange(next http.RoundTripper, out *http.Request, key APIKey) (*http.Resp
 func keep(h http.Header, names ...string) http.Header {
 	out := http.Header{}
 	for _, n := range names {
-		if v := h.Get(n); v != "" {
-			out.Set(n, v)
+		for _, v := range h.Values(n) { // every line: several Retry-After lines hold the longest
+			out.Add(n, v)
 		}
 	}
 	return out

@@ -82,7 +82,7 @@ func (w *wire) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, w.failure(req.Context(), fmt.Errorf("reading the %d answer: %w", resp.StatusCode, err))
 	}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
-		if d, ok := ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok && d > 0 {
+		if d := RetryAfter(resp, time.Now()); d > 0 {
 			w.meter.Hold(d)
 		}
 	}
