@@ -34,13 +34,14 @@ type Dialect interface {
 }
 
 // dialectNamed is the dialect called name; replayHeader is the profile's
-// replay_header, which a translating dialect passes through.
-func dialectNamed(name, replayHeader string) (Dialect, error) {
+// replay_header, which a translating dialect passes through, and maxBody
+// the body cap it reads with (Limits.MaxBody; 0 is faults.DefaultMaxBody).
+func dialectNamed(name, replayHeader string, maxBody int64) (Dialect, error) {
 	switch name {
 	case DialectReference, "":
 		return referenceDialect{}, nil
 	case DialectStripe:
-		return stripeDialect{replayHeader: replayHeader}, nil
+		return stripeDialect{replayHeader: replayHeader, maxBody: maxBody}, nil
 	}
 	return nil, fmt.Errorf("remote: unknown dialect %q (reference or stripe)", name)
 }
