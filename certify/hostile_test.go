@@ -2,6 +2,8 @@ package certify_test
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"runtime/metrics"
@@ -16,6 +18,7 @@ import (
 	"github.com/idemcheck/idemcheck/certify"
 	"github.com/idemcheck/idemcheck/internal/hostile"
 	"github.com/idemcheck/idemcheck/reports"
+	"github.com/idemcheck/idemcheck/sut/provider/server"
 	"github.com/idemcheck/idemcheck/sut/remote"
 )
 
@@ -282,5 +285,54 @@ func TestCertify_PreflightNamesTheRealCause(t *testing.T) {
 			assert.Contains(t, err.Error(), "the first find-by-reference failed: "+cause)
 			assert.Less(t, strings.Index(err.Error(), cause), strings.Index(err.Error(), "dialect"), "the cause before the dialect hint: %v", err)
 		})
+	}
+}
+
+// Regression (breaker, issue 11): certify's client asks the proxy for
+// gzip, the proxy forwarded that Accept-Encoding, and the provider's
+// gzip answers went through the wire undecoded: the lost response was
+// recorded as compressed bytes with no charge in it, so a provider that
+// replays correctly FAILed lost-response-settled, and the key it echoed
+// was not scrubbed (it reached the reasons, and the test output). The
+// wire decodes gzip before the cap and the scrubber.
+func TestCertify_AGzipAnswerIsReadDecoded(t *testing.T) {
+	s := hostile.Start(t, hostile.Options{Mode: hostile.GzipEcho})
+	cert, err := certifyHostile(t, s, remote.Limits{}, certify.Options{})
+	require.NoError(t, err)
+	noneIs(t, cert, reports.Fail)
+	v := map[string]reports.Verdict{}
+	for _, r := range cert.Requirements {
+		v[r.ID] = r.Verdict
+		assert.NotContains(t, r.Reason, testKey.Reveal(), r.ID)
+	}
+	assert.Equal(t, reports.Pass, v[certify.ReqLostResponse])
+	assert.Equal(t, reports.Pass, v[certify.ReqReplay])
+}
+
+// Regression (breaker, issue 11): the wire scrubbed the key only as it
+// is and JSON- or URL-escaped as a whole. A provider writing it
+// "\u0073k_test…" in a charge id got it through: the decoded charge id
+// held the plain key, in the reasons and in the test output (14 lines of
+// one run). Against replay-new-charge (so the reasons quote charge ids)
+// echoing the key escaped per character, percent-encoded in lower-case
+// hex and base64-encoded, the certification holds the key in no form.
+func TestCertify_AnEscapedEchoOfTheKeyIsScrubbed(t *testing.T) {
+	h, err := server.Handler("replay-new-charge", 0, 20*time.Millisecond)
+	require.NoError(t, err)
+	s := hostile.Start(t, hostile.Options{Mode: hostile.EchoEscaped, Provider: h})
+	cert, err := certifyHostile(t, s, remote.Limits{}, certify.Options{})
+	require.NoError(t, err)
+	b, err := json.Marshal(cert)
+	require.NoError(t, err)
+	key := testKey.Reveal()
+	bearer := base64.StdEncoding.EncodeToString([]byte("Bearer " + key))
+	for _, form := range []string{key[1:], bearer[:len(bearer)-4], base64.StdEncoding.EncodeToString([]byte(key))[:len(key)]} {
+		assert.NotContains(t, string(b), form)
+	}
+	for _, r := range cert.Requirements {
+		if r.ID == certify.ReqReplay {
+			assert.Equal(t, reports.Fail, r.Verdict)
+			assert.Contains(t, r.Reason, "ch_[redacted]_", "the reason quotes the scrubbed charge ids")
+		}
 	}
 }

@@ -112,3 +112,22 @@ func TestRemotePropertyBudgetHoldsAgainstAKeepAliveTrap(t *testing.T) {
 	assert.LessOrEqual(t, posts, 30)
 	assert.Equal(t, reqs, conns)
 }
+
+// Regression (breaker, issue 11): after a preflight that passed, a
+// provider whose answers were over the body cap, or a 101 to a plain
+// request, made the harness's own find-by-reference fail with no
+// transient status: the run was "could not judge", and rapid ended it
+// as "flaky test, can not reproduce a failure". The provider's truth
+// could not be read: the run stops INCONCLUSIVE naming the cause.
+func TestRemotePropertyAgainstUnreadableLookups(t *testing.T) {
+	for mode, cause := range map[hostile.Mode]string{hostile.Endless: "oversize", hostile.Switch: "malformed or cut answer"} {
+		t.Run(string(mode), func(t *testing.T) {
+			s := hostile.Start(t, hostile.Options{Mode: mode, After: 1})
+			out, failed, _ := runConformance(t, "1", "IDEMCHECK_PROVIDER="+s.URL, "IDEMCHECK_MUTANT=", "RAPID_CHECKS=5", "IDEMCHECK_MAX_DURATION=40s")
+			require.False(t, failed, out)
+			assert.NotContains(t, out, "flaky")
+			assert.NotContains(t, out, "could not judge")
+			assert.Contains(t, out, "INCONCLUSIVE: the provider's charges could not be read (remote: "+cause)
+		})
+	}
+}

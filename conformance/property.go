@@ -192,7 +192,9 @@ func (m *machine) outOfBudget() bool {
 }
 
 // halt ends the sequence on an error reading the provider: a spent budget
-// stops it without a verdict; anything else is the harness failing.
+// stops it without a verdict, as does a provider URL whose own answers
+// to the harness's find-by-reference cannot be read (transient, over the
+// body cap, malformed); anything else is the harness failing.
 func (m *machine) halt(err error) {
 	if errors.Is(err, remote.ErrBudget) {
 		m.stopped = "a budget is spent"
@@ -206,6 +208,11 @@ func (m *machine) halt(err error) {
 	}
 	if errors.Is(err, remote.ErrUnavailable) { // the provider's own 429 / 5xx: not a verdict
 		m.stopped = unavailable(err)
+		m.run.noteStopped(m.stopped)
+		return
+	}
+	if m.w.real && m.run.cfg.isRemote() { // the preflight passed; now its answers cannot be read
+		m.stopped = unreadable(err)
 		m.run.noteStopped(m.stopped)
 		return
 	}

@@ -45,3 +45,11 @@ func (m *machine) unsettled(from int) string {
 func unavailable(err error) string {
 	return fmt.Sprintf("the provider's charges could not be read (%v): a provider that is rate limiting or down is not judged", err)
 }
+
+// unreadable is why a run against a URL stopped when the provider's
+// answer to the harness's own find-by-reference could not be read (over
+// the body cap, malformed, a redirect, no answer): no verdict, the cause
+// named.
+func unreadable(err error) string {
+	return fmt.Sprintf("the provider's charges could not be read (%v): not judged", err)
+}

@@ -1,9 +1,11 @@
 package reports
 
 import (
-	"encoding/json"
-	"net/url"
+	"cmp"
+	"encoding/base64"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -12,15 +14,15 @@ import (
 // marker that replaces it; every file this package writes passes through
 // Scrub (writeFile, AppendStepSummary).
 var secrets struct {
-	mu    sync.Mutex // guards pairs, r
+	mu    sync.Mutex // guards pairs, s
 	pairs map[string]string
-	r     *strings.Replacer
+	s     *Scrubber
 }
 
 // RegisterSecret makes every report written from now on hold marker where
-// it would hold s (s as it is, JSON- and URL-escaped). sut/remote registers
-// both API keys when it builds a provider; "" is ignored. Safe for
-// concurrent use.
+// it would hold s, in any form a Scrubber finds. sut/remote registers both
+// API keys when it builds a provider; "" is ignored. Safe for concurrent
+// use.
 func RegisterSecret(s, marker string) {
 	if s == "" {
 		return
@@ -31,32 +33,146 @@ func RegisterSecret(s, marker string) {
 		secrets.pairs = map[string]string{}
 	}
 	secrets.pairs[s] = marker
-	var old []string
+	var pairs []string
 	for k, m := range secrets.pairs {
-		old = append(old, k, m)
-		if q := url.QueryEscape(k); q != k {
-			old = append(old, q, m)
-		}
-		if j, err := json.Marshal(k); err == nil && strings.Trim(string(j), `"`) != k {
-			old = append(old, strings.Trim(string(j), `"`), m)
-		}
+		pairs = append(pairs, k, m)
 	}
-	secrets.r = strings.NewReplacer(old...)
+	secrets.s = NewScrubber(pairs...)
 }
 
 // Scrub replaces every registered secret in b with its marker.
 func Scrub(b []byte) []byte {
 	secrets.mu.Lock()
-	r := secrets.r
+	s := secrets.s
 	secrets.mu.Unlock()
-	if r == nil {
+	if s == nil {
 		return b
 	}
-	return []byte(r.Replace(string(b)))
+	return []byte(s.Replace(string(b)))
 }
 
 // writeFile is os.WriteFile through Scrub: the one way this package
 // writes a report file.
 func writeFile(path string, b []byte, mode os.FileMode) error {
 	return os.WriteFile(path, Scrub(b), mode)
+}
+
+// Scrubber replaces secrets with their markers in every form a provider
+// may echo them: as they are; with any of their bytes JSON-escaped
+// (\u0073, \/) or percent-encoded (%73, %2F, %2f; "+" for a space), in
+// any mix and hex case; and base64-encoded (standard or URL alphabet, at
+// any offset of a longer base64 text such as "Bearer <key>" or "<key>:"
+// encoded; the one or two characters a neighbour shares stay). A longer
+// secret is replaced before a shorter one, so a secret that holds another
+// is replaced whole. It is safe for concurrent use.
+type Scrubber struct{ forms []secretForms }
+
+// secretForms is one secret, its marker and its base64 forms.
+type secretForms struct {
+	secret, marker string
+	base64         []string
+}
+
+// NewScrubber scrubs pairs: a secret, its marker, and so on; an empty
+// secret is ignored.
+func NewScrubber(pairs ...string) *Scrubber {
+	s := &Scrubber{}
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if pairs[i] != "" {
+			s.forms = append(s.forms, secretForms{secret: pairs[i], marker: pairs[i+1], base64: base64Forms(pairs[i])})
+		}
+	}
+	slices.SortFunc(s.forms, func(a, b secretForms) int {
+		return cmp.Or(cmp.Compare(len(b.secret), len(a.secret)), strings.Compare(a.secret, b.secret))
+	})
+	return s
+}
+
+// Replace is text with every secret, in every form, replaced.
+func (s *Scrubber) Replace(text string) string {
+	for _, f := range s.forms {
+		text = strings.ReplaceAll(text, f.secret, f.marker)
+		text = replaceEscaped(text, f.secret, f.marker)
+		for _, b := range f.base64 {
+			text = strings.ReplaceAll(text, b, f.marker)
+		}
+	}
+	return text
+}
+
+// replaceEscaped replaces secret in text where some of its bytes are
+// escaped (matchEscaped).
+func replaceEscaped(text, secret, marker string) string {
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(text); i++ {
+		if c := text[i]; c != secret[0] && c != '%' && c != '\\' && c != '+' {
+			continue
+		}
+		n := matchEscaped(text[i:], secret)
+		if n == 0 {
+			continue
+		}
+		b.WriteString(text[last:i])
+		b.WriteString(marker)
+		last = i + n
+		i = last - 1
+	}
+	if last == 0 {
+		return text
+	}
+	b.WriteString(text[last:])
+	return b.String()
+}
+
+// matchEscaped is the length of the secret at the start of t, each of its
+// bytes as it is, %XX, \u00XX, "\/" for "/" or "+" for a space; 0 when t
+// does not start with it.
+func matchEscaped(t, secret string) int {
+	j := 0
+	for k := 0; k < len(secret); k++ {
+		c := secret[k]
+		switch {
+		case j+3 <= len(t) && t[j] == '%' && hexByte(t[j+1:j+3], c):
+			j += 3
+		case j+6 <= len(t) && strings.HasPrefix(t[j:], `\u00`) && hexByte(t[j+4:j+6], c):
+			j += 6
+		case c == '/' && strings.HasPrefix(t[j:], `\/`):
+			j += 2
+		case c == ' ' && j < len(t) && t[j] == '+', j < len(t) && t[j] == c:
+			j++
+		default:
+			return 0
+		}
+	}
+	return j
+}
+
+// hexByte reports whether h, two hex digits in any case, is c.
+func hexByte(h string, c byte) bool {
+	v, err := strconv.ParseUint(h, 16, 8)
+	return err == nil && byte(v) == c
+}
+
+// minBase64 is the shortest secret whose base64 forms are scrubbed: the
+// form of a shorter one could match text that merely looks like it.
+const minBase64 = 8
+
+// base64Forms are the parts of secret's base64 encodings (standard and
+// URL alphabet, at the three offsets a longer text may put it at) that
+// only secret's bits decide.
+func base64Forms(secret string) []string {
+	var forms []string
+	if len(secret) < minBase64 {
+		return nil
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+		for off := range 3 {
+			e := enc.EncodeToString(append(make([]byte, off), secret...))
+			if core := e[(8*off+5)/6 : 8*(off+len(secret))/6]; !slices.Contains(forms, core) {
+				forms = append(forms, core)
+			}
+		}
+	}
+	return forms
 }

@@ -1,14 +1,17 @@
 // Package hostile is a provider that misbehaves, on loopback, for the
 // tests of idemcheck's promises against a URL it does not control: one
 // server with modes — hang, garbage, an endless body, a dribble, a
-// redirect, a keep-alive trap, 429 or 503 forever, HTML 201s, and the
-// reference provider echoing the API key everywhere it can. It counts
+// redirect, a keep-alive trap, 429 or 503 forever, HTML 201s, the
+// reference provider echoing the API key everywhere it can (plainly or
+// gzip-encoded), a gzip bomb and an unasked 101. It counts
 // what it received (requests, creates, connections), which the tests
 // hold against the budgets.
 package hostile
 
 import (
+	"compress/gzip"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -62,6 +65,22 @@ const (
 	// EchoKey is the reference provider echoing the Authorization token
 	// in every charge id, in a response header and in every error body.
 	EchoKey Mode = "echo-key"
+	// EchoEscaped is EchoKey with the key as a provider may escape it:
+	// its first character JSON-escaped in every charge id
+	// ("ch_\u0073k_test…_000001"), base64-encoded in the X-Echo header
+	// ("Bearer <key>"), and percent-encoded, lower-case hex, in every
+	// error body.
+	EchoEscaped Mode = "echo-escaped"
+	// GzipEcho is EchoKey with every answer gzip-encoded
+	// (Content-Encoding: gzip), whatever the request's Accept-Encoding.
+	GzipEcho Mode = "gzip-echo"
+	// GzipBomb answers 200 with a gzip-encoded body of 64 KiB that
+	// decodes to 64 MiB of spaces.
+	GzipBomb Mode = "gzip-bomb"
+	// Switch answers "101 Switching Protocols" to a request that asked
+	// for no upgrade, then sends nothing, until the client hangs up or the
+	// server closes.
+	Switch Mode = "101"
 )
 
 // Options configure a Server; the zero value is the reference provider.
@@ -73,7 +92,8 @@ type Options struct {
 	// Until, when positive, is the request (counted like After) from
 	// which the reference provider answers again.
 	Until int
-	// RetryAfter is the Retry-After value of RateLimit and Unavailable.
+	// RetryAfter is the Retry-After value of RateLimit and Unavailable;
+	// values separated by "\n" are sent as several Retry-After lines.
 	RetryAfter string
 	// PostsOnly applies Mode to creates only: lookups are answered by the
 	// reference provider.
@@ -212,7 +232,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			ra = "1"
 		}
 		if ra != "" && ra != "-" {
-			w.Header().Set("Retry-After", ra)
+			for _, v := range strings.Split(ra, "\n") {
+				w.Header().Add("Retry-After", v)
+			}
 		}
 		code := http.StatusTooManyRequests
 		if mode == Unavailable {
@@ -230,7 +252,27 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusCreated)
 		_, _ = io.WriteString(w, "<html><body>Thank you!</body></html>")
 	case EchoKey:
-		s.echo(w, r, key)
+		s.echo(w, r, key, key, key)
+	case EchoEscaped:
+		s.echo(w, r, jsonEscapeFirst(key), base64.StdEncoding.EncodeToString([]byte("Bearer "+key)), percentEncode(key))
+	case GzipEcho:
+		gz := &gzipWriter{ResponseWriter: w}
+		s.echo(gz, r, key, key, key)
+		gz.close()
+	case GzipBomb:
+		gz := &gzipWriter{ResponseWriter: w}
+		gz.Header().Set("Content-Type", "application/json")
+		spaces := []byte(strings.Repeat(" ", 1<<20))
+		for i := 0; i < 64; i++ {
+			_, _ = gz.Write(spaces)
+		}
+		gz.close()
+	case Switch:
+		s.hijack(w, func(c net.Conn) {
+			_, _ = io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: idemcheck\r\nConnection: Upgrade\r\n\r\n")
+			go func() { <-s.done; _ = c.Close() }()
+			_, _ = io.Copy(io.Discard, c) // until the client hangs up, or Close
+		})
 	default:
 		s.prov.ServeHTTP(w, r)
 	}
@@ -269,16 +311,17 @@ func (s *Server) dribble(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// echo answers as the reference provider, with key in every charge id
-// ("ch_<key>_000001"), in the X-Echo header and in every error body.
-func (s *Server) echo(w http.ResponseWriter, r *http.Request, key string) {
+// echo answers as the reference provider, with inID in every charge id
+// ("ch_<inID>_000001", written as it is into the JSON), inHeader in the
+// X-Echo header and inDetail in every error body's detail.
+func (s *Server) echo(w http.ResponseWriter, r *http.Request, inID, inHeader, inDetail string) {
 	rec := &recorder{header: http.Header{}}
 	s.prov.ServeHTTP(rec, r)
-	body := strings.ReplaceAll(rec.body.String(), `"ch_`, `"ch_`+key+`_`)
+	body := strings.ReplaceAll(rec.body.String(), `"ch_`, `"ch_`+inID+`_`)
 	if rec.code >= 400 {
 		var m map[string]any
 		if json.Unmarshal([]byte(body), &m) == nil {
-			m["detail"] = "request by " + key
+			m["detail"] = "request by " + inDetail
 			b, _ := json.Marshal(m)
 			body = string(b)
 		}
@@ -287,9 +330,52 @@ func (s *Server) echo(w http.ResponseWriter, r *http.Request, key string) {
 		w.Header()[k] = vs
 	}
 	w.Header().Del("Content-Length")
-	w.Header().Set("X-Echo", key)
+	w.Header().Set("X-Echo", inHeader)
 	w.WriteHeader(rec.code)
 	_, _ = io.WriteString(w, body)
+}
+
+// jsonEscapeFirst is key with its first character as a JSON \u escape.
+func jsonEscapeFirst(key string) string {
+	if key == "" {
+		return ""
+	}
+	return fmt.Sprintf(`\u%04x`, key[0]) + key[1:]
+}
+
+// percentEncode is every byte of key as %xx, lower-case hex.
+func percentEncode(key string) string {
+	var b strings.Builder
+	for i := 0; i < len(key); i++ {
+		fmt.Fprintf(&b, "%%%02x", key[i])
+	}
+	return b.String()
+}
+
+// gzipWriter gzip-encodes what is written to the ResponseWriter under
+// it; close ends the stream.
+type gzipWriter struct {
+	http.ResponseWriter
+	zw *gzip.Writer
+}
+
+func (g *gzipWriter) WriteHeader(code int) {
+	if g.zw == nil {
+		g.Header().Del("Content-Length")
+		g.Header().Set("Content-Encoding", "gzip")
+		g.ResponseWriter.WriteHeader(code)
+		g.zw = gzip.NewWriter(g.ResponseWriter)
+	}
+}
+
+func (g *gzipWriter) Write(b []byte) (int, error) {
+	g.WriteHeader(http.StatusOK)
+	return g.zw.Write(b)
+}
+
+func (g *gzipWriter) close() {
+	g.WriteHeader(http.StatusOK)
+	_ = g.zw.Close()
 }
 
 // recorder is an http.ResponseWriter that keeps what is written.

@@ -187,7 +187,7 @@ func (c Config) Validate() (Config, error) {
 	if c.Dialect != p.Dialect {
 		return c, fmt.Errorf("remote: dialect %q differs from profile %q's dialect %q", c.Dialect, p.Name, p.Dialect)
 	}
-	if _, err := dialectNamed(c.Dialect, ""); err != nil {
+	if _, err := dialectNamed(c.Dialect, "", 0); err != nil {
 		return c, err
 	}
 	u, err := url.Parse(c.BaseURL)

@@ -34,13 +34,14 @@ type Dialect interface {
 }
 
 // dialectNamed is the dialect called name; replayHeader is the profile's
-// replay_header, which a translating dialect passes through.
-func dialectNamed(name, replayHeader string) (Dialect, error) {
+// replay_header, which a translating dialect passes through, and maxBody
+// the body cap it reads with (Limits.MaxBody; 0 is faults.DefaultMaxBody).
+func dialectNamed(name, replayHeader string, maxBody int64) (Dialect, error) {
 	switch name {
 	case DialectReference, "":
 		return referenceDialect{}, nil
 	case DialectStripe:
-		return stripeDialect{replayHeader: replayHeader}, nil
+		return stripeDialect{replayHeader: replayHeader, maxBody: maxBody}, nil
 	}
 	return nil, fmt.Errorf("remote: unknown dialect %q (reference or stripe)", name)
 }
@@ -100,9 +101,16 @@ func newResponse(req *http.Request, status int, header http.Header, body []byte)
 }
 
 // RetryAfter is the wait a 429 or 503 answer asks for in its Retry-After
-// header (ParseRetryAfter), or 0 when it names none.
+// header (ParseRetryAfter), or 0 when it names none. Retry-After is a
+// singleton field; of several lines the longest wait holds, so that
+// nothing is sent before any of them expires.
 func RetryAfter(resp *http.Response, now time.Time) time.Duration {
-	d, _ := ParseRetryAfter(resp.Header.Get("Retry-After"), now)
+	var d time.Duration
+	for _, v := range resp.Header.Values("Retry-After") {
+		if w, ok := ParseRetryAfter(v, now); ok {
+			d = max(d, w)
+		}
+	}
 	return d
 }
 

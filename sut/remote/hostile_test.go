@@ -135,6 +135,21 @@ func TestProvider_RetryAfterHoldsTheWholeRun(t *testing.T) {
 		reqs, _, _ := s.Counts()
 		assert.Equal(t, 1, reqs, "nothing was sent after the 429")
 	})
+	t.Run("the longest of several", func(t *testing.T) {
+		// Regression (breaker, issue 11): of "Retry-After: 1" and
+		// "Retry-After: 3600" only the first was read, and the next
+		// request left a second later.
+		s := hostile.Start(t, hostile.Options{Mode: hostile.RateLimit, RetryAfter: "1\n3600"})
+		p := against(t, s, remote.Limits{MaxDuration: time.Minute})
+		_, err := p.Find(t.Context(), "a")
+		require.ErrorIs(t, err, remote.ErrUnavailable)
+		_, err = p.Find(t.Context(), "b")
+		var he *remote.HoldError
+		require.ErrorAs(t, err, &he)
+		assert.Equal(t, time.Hour, he.Asked)
+		reqs, _, _ := s.Counts()
+		assert.Equal(t, 1, reqs, "nothing was sent after the 429")
+	})
 	t.Run("a wait that fits", func(t *testing.T) {
 		s := hostile.Start(t, hostile.Options{Mode: hostile.RateLimit, RetryAfter: "1", Until: 1})
 		p := against(t, s, remote.Limits{MaxDuration: time.Minute})
@@ -243,4 +258,59 @@ func TestProvider_ErrorsNameTheCause(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, "timeout", remote.Cause(err), "%v", err)
 	assert.False(t, errors.Is(err, remote.ErrBudget))
+}
+
+// Regression (breaker, issue 11): a request carrying Accept-Encoding:
+// gzip (the certify proxy forwards its Go client's) made the transport
+// hand the provider's gzip bytes through undecoded: the body cap was
+// applied to the compressed bytes (64 KiB that decode to 64 MiB passed
+// a 1 MiB cap), the scrubber saw compressed bytes (an echoed key came
+// out plain once a client decoded them), and no charge id could be read.
+// The wire asks for gzip itself and decodes it before the cap and the
+// scrubber.
+func TestProvider_GzipAnswersAreDecodedBeforeTheCapAndTheScrub(t *testing.T) {
+	s := hostile.Start(t, hostile.Options{Mode: hostile.GzipEcho})
+	p := against(t, s, remote.Limits{MaxDuration: time.Minute})
+	body := `{"amount":1099,"currency":"USD","source":"tok_visa","merchant_reference":"gz"}`
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://provider/v1/charges", strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set(models.IdempotencyKeyHeader, models.FormatKey("gz-key"))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept-Encoding", "gzip")
+	resp, err := p.Transport().RoundTrip(req)
+	require.NoError(t, err)
+	b, _ := io.ReadAll(resp.Body)
+	assert.Empty(t, resp.Header.Get("Content-Encoding"))
+	assert.Contains(t, string(b), `"ch_[redacted]_`)
+
+	bomb := hostile.Start(t, hostile.Options{Mode: hostile.GzipBomb})
+	p = against(t, bomb, remote.Limits{MaxDuration: time.Minute})
+	req, err = http.NewRequestWithContext(t.Context(), http.MethodGet, "http://provider/v1/charges?merchant_reference=x", nil)
+	require.NoError(t, err)
+	req.Header.Set("Accept-Encoding", "gzip")
+	_, err = p.Transport().RoundTrip(req)
+	require.ErrorIs(t, err, faults.ErrOversize)
+}
+
+// Regression (breaker, issue 11): a "101 Switching Protocols" to a
+// request that asked for no upgrade made the wire read the raw
+// connection as the body, which no deadline ends: a run with a 300 ms
+// duration budget waited for as long as the provider held the
+// connection. A 1xx is no answer; the error says so at once.
+func TestProvider_AnUnasked101IsNoAnswer(t *testing.T) {
+	s := hostile.Start(t, hostile.Options{Mode: hostile.Switch})
+	p := against(t, s, remote.Limits{MaxDuration: 300 * time.Millisecond})
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.Find(t.Context(), "x")
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		require.Error(t, err)
+		assert.Equal(t, "malformed or cut answer", remote.Cause(err), "%v", err)
+		assert.Contains(t, err.Error(), "101")
+	case <-time.After(20 * time.Second): // the test's own bound, not a timing check
+		t.Fatal("the wire still reads the 101 answer 20 s after the request, with a 300ms duration budget")
+	}
 }

@@ -145,7 +145,7 @@ func (p Profile) withDefaults() (Profile, error) {
 	if p.Dialect == "" {
 		p.Dialect = DialectReference
 	}
-	if _, err := dialectNamed(p.Dialect, ""); err != nil {
+	if _, err := dialectNamed(p.Dialect, "", 0); err != nil {
 		return p, err
 	}
 	switch p.Environment {

@@ -40,7 +40,7 @@ func New(cfg Config) (*Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, _ := dialectNamed(cfg.Dialect, cfg.Profile.ReplayHeader) // Validate checked the name
+	d, _ := dialectNamed(cfg.Dialect, cfg.Profile.ReplayHeader, cfg.Limits.MaxBody) // Validate checked the name
 	base, _ := url.Parse(cfg.BaseURL)
 	if cfg.RunID == "" {
 		cfg.RunID = newRunID()

@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 
+	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/models"
 )
 
@@ -30,13 +30,10 @@ import (
 // what it was sent); only its error type and code are.
 type stripeDialect struct {
 	replayHeader string // the profile's replay_header, passed through with Idempotent-Replayed
+	maxBody      int64  // the body cap, bytes (Limits.MaxBody)
 }
 
 func (stripeDialect) Name() string { return DialectStripe }
-
-// maxStripeBody bounds a body the dialect reads: 4 MiB. A provider's
-// answer reaches it already cut at Limits.MaxBody by the wire.
-const maxStripeBody = 4 << 20
 
 type stripeCharge struct {
 	ID       string            `json:"id"`
@@ -68,7 +65,7 @@ func (s stripeDialect) Send(next http.RoundTripper, base *url.URL, key APIKey, r
 func (d stripeDialect) create(next http.RoundTripper, base *url.URL, key APIKey, req *http.Request) (*http.Response, error) {
 	var cr models.ChargeRequest
 	if req.Body != nil {
-		b, err := io.ReadAll(io.LimitReader(req.Body, maxStripeBody))
+		b, err := faults.ReadBody(req.Body, d.maxBody)
 		_ = req.Body.Close()
 		if err != nil {
 			return nil, err
@@ -95,7 +92,7 @@ func (d stripeDialect) create(next http.RoundTripper, base *url.URL, key APIKey,
 		}
 		out.Header.Set(models.IdempotencyKeyHeader, v)
 	}
-	resp, raw, err := exchange(next, out, key)
+	resp, raw, err := exchange(next, out, key, d.maxBody)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +118,7 @@ func (d stripeDialect) create(next http.RoundTripper, base *url.URL, key APIKey,
 	return problem(req, resp.StatusCode, h, strings.Trim(se.Error.Type+" "+se.Error.Code, " ")), nil
 }
 
-func (stripeDialect) find(next http.RoundTripper, base *url.URL, key APIKey, req *http.Request) (*http.Response, error) {
+func (d stripeDialect) find(next http.RoundTripper, base *url.URL, key APIKey, req *http.Request) (*http.Response, error) {
 	ref := req.URL.Query().Get("merchant_reference")
 	if ref == "" || strings.ContainsAny(ref, `'\`) {
 		return nil, errors.New("remote: stripe dialect: a merchant reference must be non-empty and free of quotes")
@@ -133,7 +130,7 @@ func (stripeDialect) find(next http.RoundTripper, base *url.URL, key APIKey, req
 	if err != nil {
 		return nil, err
 	}
-	resp, raw, err := exchange(next, out, key)
+	resp, raw, err := exchange(next, out, key, d.maxBody)
 	if err != nil {
 		return nil, err
 	}
@@ -167,15 +164,16 @@ func decodeStripeError(b []byte) stripeError {
 }
 
 // exchange authenticates out with key, sends it through next and reads
-// the answer's body (at most maxStripeBody).
-func exchange(next http.RoundTripper, out *http.Request, key APIKey) (*http.Response, []byte, error) {
+// the answer's body (at most maxBody bytes, the cap the wire read it
+// with: never cut short in silence).
+func exchange(next http.RoundTripper, out *http.Request, key APIKey, maxBody int64) (*http.Response, []byte, error) {
 	authorize(out, key)
 	resp, err := next.RoundTrip(out)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxStripeBody))
+	raw, err := faults.ReadBody(resp.Body, maxBody)
 	return resp, raw, err
 }
 
@@ -183,8 +181,8 @@ func exchange(next http.RoundTripper, out *http.Request, key APIKey) (*http.Resp
 func keep(h http.Header, names ...string) http.Header {
 	out := http.Header{}
 	for _, n := range names {
-		if v := h.Get(n); v != "" {
-			out.Set(n, v)
+		for _, v := range h.Values(n) { // every line: several Retry-After lines hold the longest
+			out.Add(n, v)
 		}
 	}
 	return out

@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/idemcheck/idemcheck/models"
 	"github.com/idemcheck/idemcheck/sut/remote"
 )
 
@@ -29,14 +28,29 @@ func TestStripeDialect_KeepsTheProfilesReplayHeader(t *testing.T) {
 	prof.ReplayHeader = "Stripe-Replayed"
 	p, err := remote.New(remote.Config{BaseURL: s.URL, Dialect: remote.DialectStripe, Profile: prof})
 	require.NoError(t, err)
-	req, err := http.NewRequest(http.MethodPost, "http://provider/v1/charges",
-		strings.NewReader(`{"amount":1099,"currency":"USD","source":"tok_visa","merchant_reference":"ref-1"}`))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(models.IdempotencyKeyHeader, models.FormatKey("k-1"))
-	resp, err := p.Transport().RoundTrip(req)
+	resp, err := create(t.Context(), p, "ref-1") // hostile_test.go
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	assert.Equal(t, http.StatusCreated, resp.StatusCode)
 	assert.Equal(t, "true", resp.Header.Get("Stripe-Replayed"))
+}
+
+// Regression (breaker, issue 11): the stripe dialect read answers through
+// its own 4 MiB LimitReader, so with IDEMCHECK_MAX_BODY raised to 8 MiB a
+// 5 MiB charge the wire had accepted was cut short in silence and
+// reported as "not a charge" (unexpected end of JSON input). The dialect
+// reads with the run's cap.
+func TestStripeDialect_ReadsWithTheRunsBodyCap(t *testing.T) {
+	const pad = 5 << 20
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"description":"`+strings.Repeat("x", pad)+`","id":"ch_1","amount":1099,"currency":"usd","status":"succeeded","metadata":{"merchant_reference":"ref-1"}}`)
+	}))
+	t.Cleanup(s.Close)
+	p, err := remote.New(remote.Config{BaseURL: s.URL, Dialect: remote.DialectStripe, Profile: remote.StripeMockProfile(), Limits: remote.Limits{MaxBody: 8 << 20}})
+	require.NoError(t, err)
+	resp, err := create(t.Context(), p, "ref-1") // hostile_test.go
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	assert.Equal(t, http.StatusCreated, resp.StatusCode)
 }

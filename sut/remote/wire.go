@@ -7,27 +7,30 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/idemcheck/idemcheck/faults"
+	"github.com/idemcheck/idemcheck/reports"
 )
 
 // wire is what every request to the provider leaves through, under the
 // dialects: one connection per request, HTTP/1.1 only, so net/http never
 // resends a request on a kept-alive connection the provider closed (it
 // retries a GET, or a POST carrying an Idempotency-Key, behind the meter's
-// back); redirects are answers, never hops; every answer is read whole
+// back); redirects are answers, never hops; a 1xx final answer or a
+// content coding it cannot decode is an error; gzip is decoded by the
+// transport (a client's Accept-Encoding is dropped); every answer is read whole
 // before it is returned, at most maxBody bytes (a longer one is an
-// *faults.OversizeError), with the API keys scrubbed from its status line,
-// headers and body; and a Retry-After on a 429 or 5xx holds the meter.
+// *faults.OversizeError), with the API keys scrubbed (reports.Scrubber:
+// escaped and base64-encoded forms too) from its status line, headers and
+// body; and a Retry-After on a 429 or 5xx holds the meter.
 type wire struct {
 	next    http.RoundTripper
 	maxBody int64
 	meter   *Meter
-	scrub   *strings.Replacer
+	scrub   *reports.Scrubber
 }
 
 // newWire is the provider's wire for cfg's keys and body cap.
@@ -42,7 +45,7 @@ func newWire(cfg Config, meter *Meter) *wire {
 		ResponseHeaderTimeout:  60 * time.Second,
 		MaxResponseHeaderBytes: 64 << 10,
 	}
-	return &wire{next: t, maxBody: cfg.Limits.MaxBody, meter: meter, scrub: scrubber(cfg.APIKey, cfg.SecondAPIKey)}
+	return &wire{next: t, maxBody: cfg.Limits.MaxBody, meter: meter, scrub: reports.NewScrubber(cfg.APIKey.Reveal(), RedactedKey, cfg.SecondAPIKey.Reveal(), RedactedKey2)}
 }
 
 // Redacted markers a scrubbed key is replaced with: the first and the
@@ -52,48 +55,34 @@ const (
 	RedactedKey2 = "[redacted 2]"
 )
 
-// scrubber replaces both keys, as they are and as a provider may echo
-// them escaped, with their markers.
-func scrubber(k1, k2 APIKey) *strings.Replacer {
-	var pairs []string
-	for _, k := range []struct {
-		key    APIKey
-		marker string
-	}{{k1, RedactedKey}, {k2, RedactedKey2}} {
-		if k.key == "" {
-			continue
-		}
-		for _, form := range echoForms(k.key.Reveal()) {
-			pairs = append(pairs, form, k.marker)
-		}
-	}
-	return strings.NewReplacer(pairs...)
-}
-
-// echoForms is s as it may come back: itself, JSON- and URL-escaped.
-func echoForms(s string) []string {
-	forms := []string{s}
-	if j := strings.Trim(string(mustJSON(s)), `"`); j != s {
-		forms = append(forms, j)
-	}
-	if u := url.QueryEscape(s); u != s {
-		forms = append(forms, u)
-	}
-	return forms
-}
-
 func (w *wire) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Header.Get("Accept-Encoding") != "" {
+		// A client's Accept-Encoding (the certify proxy forwards its
+		// own) would make the transport hand gzip through undecoded:
+		// the cap and the scrubber would see compressed bytes. Without
+		// it the transport asks for gzip itself and decodes it.
+		req = req.Clone(req.Context())
+		req.Header.Del("Accept-Encoding")
+	}
 	resp, err := w.next.RoundTrip(req)
 	if err != nil {
 		return nil, w.failure(req.Context(), err)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode < 200 {
+		// A 101 to a request that asked for no upgrade hands the raw
+		// connection over as the body, which no deadline ends.
+		return nil, w.failure(req.Context(), fmt.Errorf("%w: %q", errUnasked, resp.Status))
+	}
+	if ce := resp.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+		return nil, w.failure(req.Context(), fmt.Errorf("%w: Content-Encoding %q", errUnasked, ce))
+	}
 	body, err := faults.ReadBody(resp.Body, w.maxBody)
 	if err != nil {
 		return nil, w.failure(req.Context(), fmt.Errorf("reading the %d answer: %w", resp.StatusCode, err))
 	}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
-		if d, ok := ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok && d > 0 {
+		if d := RetryAfter(resp, time.Now()); d > 0 {
 			w.meter.Hold(d)
 		}
 	}
@@ -158,11 +147,16 @@ func Cause(err error) string {
 		return "timeout"
 	case strings.Contains(err.Error(), "invalid header field value"):
 		return "invalid header value"
-	case strings.Contains(err.Error(), "malformed HTTP"), strings.Contains(err.Error(), "EOF"):
+	case errors.Is(err, errUnasked), strings.Contains(err.Error(), "malformed HTTP"), strings.Contains(err.Error(), "EOF"):
 		return "malformed or cut answer"
 	}
 	return "no answer"
 }
+
+// errUnasked is an answer the request did not ask for: an informational
+// (1xx) status as the final answer, or a content coding other than the
+// gzip the transport decodes.
+var errUnasked = errors.New("an answer the request did not ask for")
 
 // errDeadline is the cause of a request context ended by the duration
 // budget's deadline.
