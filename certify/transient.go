@@ -11,7 +11,8 @@ import (
 
 // allTransient says why evidence is no verdict, or "": no create reached
 // the provider, or every create that reached it got a transient answer — 429, a 5xx, or none it
-// could read (timeout, reset, oversize, cut) — so a FAIL drawn from it
+// could read (timeout, reset, oversize, cut), or a redirect (3xx, never
+// followed, so no answer of the dialect) — so a verdict drawn from it
 // would blame the provider for being busy or down. The proxy's own
 // injected faults do not count: they never reached it.
 func allTransient(evidence []models.Exchange) string {
@@ -25,6 +26,8 @@ func allTransient(evidence []models.Exchange) string {
 			seen[noAnswer(e.Err)]++
 		case e.ProviderStatus == http.StatusTooManyRequests || e.ProviderStatus >= 500:
 			seen[strconv.Itoa(e.ProviderStatus)]++
+		case e.ProviderStatus >= 300 && e.ProviderStatus < 400:
+			seen[strconv.Itoa(e.ProviderStatus)+" redirect"]++ // recorded, never followed: no answer of the dialect
 		default:
 			return "" // one real answer: the verdict stands
 		}
@@ -32,7 +35,7 @@ func allTransient(evidence []models.Exchange) string {
 	if len(seen) == 0 {
 		return "no create of this requirement reached the provider: the answers were the proxy's own faults" // nothing to judge it by
 	}
-	return "every answer of the provider was transient (" + reports.Tally(seen) + "): not a verdict on its idempotency"
+	return "every answer of the provider was transient or a redirect (" + reports.Tally(seen) + "): not a verdict on its idempotency"
 }
 
 // noAnswer names why a forwarded request got no answer the harness could
