@@ -95,8 +95,9 @@ func (m *machine) checkout(t *rapid.T) {
 	} else if ok {
 		name, args = "another-card", fmt.Sprintf("order %d with %s (was %s)", o.ID, card, last)
 	}
-	m.stepWith(name, args, m.drawFaults(t))
-	m.w.checkout(m.w.cli, "shopper", o, card)
+	inst := m.drawInstance(t)
+	m.stepWith(name, args+m.w.onInstance(inst), m.drawFaults(t))
+	m.w.checkout(m.w.instance(inst), "shopper", o, card)
 	m.w.lastCard[o.ID] = card
 }
 
@@ -109,9 +110,9 @@ func (m *machine) doubleClick(t *rapid.T) {
 	n := rapid.IntRange(2, 4).Draw(t, "clicks")
 	gap := time.Duration(rapid.IntRange(1, 300).Draw(t, "gap_ms"))*time.Millisecond + gapOffset
 	m.stepWith("double-click", fmt.Sprintf("order %d with %s, %d clicks %v apart", o.ID, card, n, gap), m.drawFaults(t))
-	cli := m.w.cli
 	done := make(chan client.CheckoutResult, n)
 	for i := 0; i < n; i++ {
+		cli := m.w.instance(i % m.w.cfg.Instances) // behind a load balancer, clicks land on the instances in turn
 		go func(i int) {
 			m.w.pause(time.Duration(i) * gap) // this click starts i gaps later
 			done <- m.w.checkout(cli, fmt.Sprintf("click %d", i+1), o, card)
@@ -132,7 +133,7 @@ func (m *machine) callbackRace(t *rapid.T) {
 	card := rapid.SampledFrom(cardLabels[:2]).Draw(t, "card")
 	gap := time.Duration(rapid.IntRange(1, 2000).Draw(t, "gap_ms"))*time.Millisecond + gapOffset
 	m.stepWith("payment-ready-race", fmt.Sprintf("order %d with %s, callback %v later", o.ID, card, gap), m.drawFaults(t))
-	cli := m.w.cli
+	cli, other := m.w.cli, m.w.instance(1%m.w.cfg.Instances) // the callback may reach another instance
 	done := make(chan struct{}, 2)
 	go func() {
 		m.w.checkout(cli, "shopper", o, card)
@@ -140,7 +141,7 @@ func (m *machine) callbackRace(t *rapid.T) {
 	}()
 	go func() {
 		m.w.pause(gap)
-		m.w.callback(cli, o, card)
+		m.w.callback(other, o, card)
 		done <- struct{}{}
 	}()
 	<-done
@@ -157,17 +158,16 @@ func (m *machine) callbackRace(t *rapid.T) {
 func (m *machine) advanceTime(t *rapid.T) {
 	d := rapid.SampledFrom(advanceSteps).Draw(t, "by")
 	m.step("time-passes", d.String())
-	id := m.w.hist.BeginOp(models.Operation{Actor: "clock", Kind: models.OpAdvance, Detail: d.String(), InvokedAt: m.w.clock.Now()})
-	m.w.clock.Advance(d)
-	m.w.hist.EndOp(id, func(op *models.Operation) { op.Returned, op.ReturnedAt = true, m.w.clock.Now() })
+	m.w.advance(d)
 	if d >= jobSurely {
 		m.w.reconcile("reconciler (scheduled)")
 	}
 }
 
 func (m *machine) reconcile(t *rapid.T) {
-	m.stepWith("reconcile", "", m.drawFaults(t))
-	m.w.reconcile("reconciler")
+	race := m.drawRace(t)
+	m.stepWith("reconcile", race.String(), m.drawFaults(t))
+	m.raceReconciliation(race)
 }
 
 func (m *machine) crashRestart(*rapid.T) {
@@ -189,11 +189,33 @@ func (m *machine) crashDuringCheckout(t *rapid.T) {
 	// again comes first so that shrinking keeps a crash and the shopper's
 	// next move in one step.
 	again := rapid.IntRange(0, len(cardLabels)).Draw(t, "then_pays_with")
+	// 0: after crash_after_ms; i: at the i-th crash point of the checkout.
+	// Drawn last, so that shrinking keeps the timed crash unless a point
+	// matters.
+	at := rapid.IntRange(0, len(client.CheckoutPoints)).Draw(t, "crash_at")
 	args := fmt.Sprintf("order %d with %s, crash after %v", o.ID, card, after)
+	if at > 0 {
+		args = fmt.Sprintf("order %d with %s, crash at %s", o.ID, card, client.CheckoutPoints[at-1])
+	}
 	if again < len(cardLabels) {
 		args += ", then the shopper pays again with " + cardLabels[again]
 	}
 	m.stepWith("crash-during-checkout", args, m.drawFaults(t))
+	if at > 0 {
+		m.crashAtPoint(o, card, client.CheckoutPoints[at-1])
+	} else {
+		m.crashAfter(o, card, after)
+	}
+	m.w.lastCard[o.ID] = card
+	if again < len(cardLabels) {
+		m.w.checkout(m.w.cli, "shopper", o, cardLabels[again])
+		m.w.lastCard[o.ID] = cardLabels[again]
+	}
+}
+
+// crashAfter starts a checkout of o with card and kills the client after
+// the given time, then restarts it.
+func (m *machine) crashAfter(o models.Order, card string, after time.Duration) {
 	cli := m.w.cli
 	done := make(chan struct{}, 1)
 	go func() {
@@ -213,11 +235,6 @@ func (m *machine) crashDuringCheckout(t *rapid.T) {
 		}
 	})
 	m.w.hist.EndOp(crash, func(op *models.Operation) { op.Returned, op.ReturnedAt = true, m.w.clock.Now() })
-	m.w.lastCard[o.ID] = card
-	if again < len(cardLabels) {
-		m.w.checkout(m.w.cli, "shopper", o, cardLabels[again])
-		m.w.lastCard[o.ID] = cardLabels[again]
-	}
 }
 
 // lastCheckoutOp is the id of the most recent checkout operation.

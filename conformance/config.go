@@ -60,6 +60,21 @@ type Config struct {
 	// "reproduced N/N" or "flaky (k/N)" in the report; 0 (default) checks
 	// nothing. IDEMCHECK_REPRODUCE (DefaultReplays is the usual value).
 	Reproduce int
+	// ClientStore is where the reference client keeps orders and attempts:
+	// "memory" (default) or "postgres" (sut/client/pgstore at PostgresURL,
+	// a schema per sequence, dropped after it). IDEMCHECK_CLIENT_STORE.
+	ClientStore string
+	// PostgresURL is the database of the "postgres" store; default
+	// pgstore.DefaultURL. IDEMCHECK_POSTGRES_URL.
+	PostgresURL string
+	// Instances is how many client instances share the store and the
+	// provider, 1 to 3 (default 1): with 2 or more a shopper's requests
+	// for one order land on different instances, and a reconciliation
+	// races a second reconciler or a shopper's resend.
+	// IDEMCHECK_CLIENT_INSTANCES.
+	Instances int
+
+	pgStore *outsideStore // the run's PostgreSQL store (prepareStore)
 }
 
 // The providers under test.
@@ -81,7 +96,9 @@ const (
 )
 
 // FromEnv reads IDEMCHECK_PROVIDER, IDEMCHECK_MUTANT, IDEMCHECK_REPORT_DIR,
-// IDEMCHECK_MAX_ORDERS, IDEMCHECK_MAX_SCHEDULE and IDEMCHECK_REPRODUCE. An unusable value is an
+// IDEMCHECK_MAX_ORDERS, IDEMCHECK_MAX_SCHEDULE, IDEMCHECK_REPRODUCE,
+// IDEMCHECK_CLIENT_STORE, IDEMCHECK_POSTGRES_URL and
+// IDEMCHECK_CLIENT_INSTANCES. An unusable value is an
 // error naming the variable.
 func FromEnv() (Config, error) {
 	c := Config{
@@ -97,6 +114,9 @@ func FromEnv() (Config, error) {
 			}
 			*dst = n
 		}
+	}
+	if err := c.storesFromEnv(); err != nil {
+		return c, err
 	}
 	if v := os.Getenv("IDEMCHECK_TIME_SCALE"); v != "" {
 		f, err := strconv.ParseFloat(v, 64)
@@ -143,7 +163,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Retention == 0 {
 		c.Retention = DefaultRetention
 	}
-	return c, nil
+	return c, c.storeDefaults()
 }
 
 // isRemote reports whether the provider under test is a URL.

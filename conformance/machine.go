@@ -36,12 +36,21 @@ type world struct {
 	faults *faults.Transport
 	// schedules lists each step's drawn fault schedule, for the report.
 	schedules []string
-	store     *client.Store
-	ccfg      client.Config
-	cli       *client.Client
-	keys      *keySource
-	orders    []models.Order
-	lastCard  map[int64]string
+	// store is the client's attempt store (Config.ClientStore), shared by
+	// every instance.
+	store client.AttemptStore
+	ccfg  client.Config
+	// cli is client instance 0; extra holds instances 1.. when
+	// Config.Instances > 1, each a process of its own over store.
+	cli   *client.Client
+	extra []*client.Client
+	// storeErr is the first error opening the store for a client; the next
+	// snapshot reports it.
+	storeErr error
+	points   pointHooks
+	keys     *keySource
+	orders   []models.Order
+	lastCard map[int64]string
 }
 
 // newWorld builds the systems for one sequence.
@@ -92,9 +101,36 @@ func newWorld(cfg Config, m *mutants.Mutant) (*world, error) {
 	if m != nil && m.Client != nil {
 		m.Client(&w.ccfg)
 	}
-	w.store = client.NewStore()
-	w.cli = client.New(w.ccfg, w.store)
+	w.ccfg.At = w.points.at
+	store, err := openStore(cfg)
+	if err != nil {
+		return nil, err
+	}
+	w.store = store
+	w.cli = w.open(0)
+	for i := 1; i < cfg.Instances; i++ {
+		w.extra = append(w.extra, w.open(i))
+	}
 	return w, nil
+}
+
+// open starts a process of client instance i over the store.
+func (w *world) open(i int) *client.Client {
+	cfg := w.ccfg
+	cfg.Instance = instanceName(i, w.cfg.Instances)
+	c, err := client.Open(context.Background(), cfg, w.store)
+	if err != nil && w.storeErr == nil {
+		w.storeErr = err
+	}
+	return c
+}
+
+// instance is client instance i (0 is w.cli).
+func (w *world) instance(i int) *client.Client {
+	if i == 0 {
+		return w.cli
+	}
+	return w.extra[i-1]
 }
 
 // scale is d on the wire's time: d itself in virtual time, d×TimeScale in
@@ -126,6 +162,13 @@ func (w *world) snapshot() (World, error) {
 	if err != nil {
 		return World{}, err
 	}
+	if w.storeErr != nil {
+		return World{}, w.storeErr
+	}
+	orders, attempts, err := w.store.Snapshot(context.Background())
+	if err != nil {
+		return World{}, fmt.Errorf("conformance: read the client's store: %w", err)
+	}
 	h := w.hist.Snapshot()
 	if j, ok := w.prov.(journaled); ok {
 		if err := j.Amend(&h); err != nil {
@@ -134,8 +177,8 @@ func (w *world) snapshot() (World, error) {
 	}
 	return World{
 		History:   h,
-		Orders:    w.store.Orders(),
-		Attempts:  w.store.Attempts(),
+		Orders:    orders,
+		Attempts:  attempts,
 		Charges:   charges,
 		Retention: w.cfg.Retention,
 		Now:       w.clock.Now(),
@@ -182,6 +225,13 @@ func (w *world) pay(actor string, order models.Order, card string,
 	return res
 }
 
+// advance lets d pass on the run's clock, recorded as the clock's operation.
+func (w *world) advance(d time.Duration) {
+	id := w.hist.BeginOp(models.Operation{Actor: "clock", Kind: models.OpAdvance, Detail: d.String(), InvokedAt: w.clock.Now()})
+	w.clock.Advance(d)
+	w.hist.EndOp(id, func(op *models.Operation) { op.Returned, op.ReturnedAt = true, w.clock.Now() })
+}
+
 // reconcile runs the reconciliation job once.
 func (w *world) reconcile(actor string) client.ReconcileReport {
 	id := w.hist.BeginOp(models.Operation{Actor: actor, Kind: models.OpReconcile, InvokedAt: w.clock.Now()})
@@ -198,11 +248,11 @@ func (w *world) reconcile(actor string) client.ReconcileReport {
 // off the store and a new one opens it, keeping every stored attempt.
 func (w *world) restart() {
 	w.cli.Crash()
-	w.cli = client.New(w.ccfg, w.store)
+	w.cli = w.open(0)
 }
 
 // order returns the current state of order id.
 func (w *world) order(id int64) models.Order {
-	o, _ := w.store.Order(id)
+	o, _ := w.store.LoadOrder(context.Background(), id)
 	return o
 }

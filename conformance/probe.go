@@ -39,7 +39,7 @@ func (m *machine) probe(t *rapid.T) {
 	}
 	var settled []models.PaymentAttempt
 	now := m.w.clock.Now()
-	for _, a := range m.w.store.Attempts() {
+	for _, a := range m.w.attempts() {
 		fresh := now.Sub(a.LastSentAt) < m.run.cfg.Retention-probeWindow
 		if fresh && a.Status == models.AttemptSucceeded {
 			settled = append(settled, a)

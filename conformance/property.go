@@ -227,7 +227,7 @@ func (m *machine) conclude(t *rapid.T) {
 func (m *machine) payAbandonedAgain() {
 	w := m.w
 	for _, o := range w.orders {
-		before := w.store.Attempts()
+		before := w.attempts()
 		if m.failed != nil || m.broken != nil || w.order(o.ID).Status != models.OrderPlaced || !hasAbandoned(before, o.ID) {
 			continue
 		}
@@ -451,6 +451,11 @@ func run(t *testing.T, cfg Config, stats *Stats) *Stats {
 			t.Fatalf("mutant %s plants a bug in the embedded provider; IDEMCHECK_PROVIDER=%s tests another provider (use a client mutant, or the embedded provider; cmd/refprovider -mutant serves a provider mutant)", m.Name, reports.RedactURL(cfg.Provider))
 		}
 	}
+	dropStore := func() {}
+	if r.cfg, dropStore, err = r.cfg.withNeeds(r.mutant).prepareStore(t.Context()); err != nil {
+		t.Fatal(err) // before rapid: a store that does not answer is not a counterexample
+	}
+	t.Cleanup(dropStore)
 	t.Cleanup(func() {
 		if t.Failed() {
 			if f, ok := r.last.get(); ok {

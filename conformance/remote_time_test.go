@@ -47,7 +47,7 @@ func TestRemoteTimeWaitsForTheProvider(t *testing.T) {
 
 	w.clock.Advance(w.ccfg.AbandonAfter + w.ccfg.Interval) // a time-passes step
 	w.reconcile("reconciler")
-	as := w.store.Attempts()
+	as := w.attempts()
 	require.Len(t, as, 1)
 	require.Equal(t, models.AttemptSucceeded, as[0].Status,
 		"the provider charged the attempt %s after the client gave up; reconciliation must find the charge, not abandon the attempt", processing)

@@ -65,8 +65,8 @@ type CheckoutResult struct {
 // checkouts of one order with one card share one attempt and one key.
 type Client struct {
 	cfg     Config
-	store   *Store
-	epoch   uint64
+	store   AttemptStore
+	epoch   Epoch
 	gw      *gateway
 	life    context.Context // cancelled by Crash
 	die     context.CancelFunc
@@ -74,40 +74,70 @@ type Client struct {
 	unsaved unsavedKeys // planted bug: KeyAfterSend
 }
 
-// New returns a client with cfg's defaults applied, and opens store: it
-// starts a new store epoch, so that writes from any earlier client on the
-// same store (a crashed process) are dropped.
-func New(cfg Config, store *Store) *Client {
+// New returns a client with cfg's defaults applied, and opens store for
+// cfg.Instance: it starts a new epoch of that instance, so that writes from
+// any earlier client of the instance on the same store (a crashed process)
+// are dropped. When Open fails (a database that does not answer; the
+// in-memory Store never fails) every write of the client fails with
+// ErrFenced; Open returns that error instead.
+func New(cfg Config, store AttemptStore) *Client {
+	c, _ := Open(context.Background(), cfg, store)
+	return c
+}
+
+// Open is New that returns the store's error when opening it failed (the
+// client is then returned too, fenced).
+func Open(ctx context.Context, cfg Config, store AttemptStore) (*Client, error) {
 	cfg = cfg.withDefaults()
 	life, die := context.WithCancel(context.Background())
-	return &Client{
+	c := &Client{
 		cfg:   cfg,
 		store: store,
-		epoch: store.open(),
-		gw:    &gateway{baseURL: strings.TrimRight(cfg.BaseURL, "/"), apiKey: cfg.APIKey, p: newPipeline(cfg)},
+		epoch: Epoch{Instance: cfg.Instance}, // N 0 is never current
 		life:  life,
 		die:   die,
 	}
+	c.gw = &gateway{baseURL: strings.TrimRight(cfg.BaseURL, "/"), apiKey: cfg.APIKey, p: newPipeline(cfg)}
+	e, err := store.Open(ctx, cfg.Instance)
+	if err != nil {
+		return c, fmt.Errorf("client: open the attempt store: %w", err)
+	}
+	c.epoch = e
+	return c, nil
 }
 
 // Store returns the store the client writes to.
-func (c *Client) Store() *Store { return c.store }
+func (c *Client) Store() AttemptStore { return c.store }
 
 // Crash simulates the process dying: it cancels every in-flight call of
 // this client and fences its store epoch, so that nothing this client does
-// afterwards writes to the store. A new client opened on the same store
-// carries on with the stored attempts and keys.
+// afterwards writes to the store. A new client of the same instance opened
+// on the store carries on with the stored attempts and keys.
 func (c *Client) Crash() {
 	c.crashed.Store(true)
-	c.store.fence(c.epoch)
+	_ = c.store.Fence(context.Background(), c.epoch) // a store that cannot fence drops the epoch at the next Open
 	c.die()
+}
+
+// storeCtx is the context of a store call made under ctx: ctx's values and
+// deadline, not its cancellation (a crash cancels the call; whether its
+// writes land is the epoch's to decide, as for a process killed mid-query).
+func (c *Client) storeCtx(ctx context.Context) context.Context {
+	return context.WithoutCancel(ctx)
+}
+
+// at calls Config.At at point p, if set.
+func (c *Client) at(ctx context.Context, p Point) {
+	if c.cfg.At != nil {
+		c.cfg.At(ctx, p)
+	}
 }
 
 // OpenOrder stores a new Placed order of total minor units of currency and
 // returns it; ids are 1, 2, 3... per store. A crashed client stores nothing
 // and returns the zero Order.
 func (c *Client) OpenOrder(total int64, currency string) models.Order {
-	o, err := c.store.openOrder(c.epoch, total, currency)
+	o, err := c.store.OpenOrder(context.Background(), c.epoch, total, currency)
 	if err != nil {
 		return models.Order{}
 	}
@@ -139,35 +169,43 @@ func (c *Client) checkout(ctx context.Context, orderID int64, cardToken string, 
 	ctx, done := c.callContext(ctx)
 	defer done()
 
-	order, ok := c.store.Order(orderID)
-	if !ok {
+	sctx := c.storeCtx(ctx)
+	order, err := c.store.LoadOrder(sctx, orderID)
+	switch {
+	case errors.Is(err, ErrUnknownOrder):
 		return CheckoutResult{Outcome: OutcomeFailed, HTTPStatus: http.StatusNotFound,
 			Err: fmt.Errorf("%w: %d", ErrUnknownOrder, orderID)}
-	}
-	if order.Status == models.OrderPaid {
+	case err != nil:
+		return CheckoutResult{Outcome: OutcomeFailed, HTTPStatus: http.StatusInternalServerError, Err: err}
+	case order.Status == models.OrderPaid:
 		return paid(order, "")
 	}
-	sp := startSpec{
-		orderID:    orderID,
-		cardHash:   models.CardHash(cardToken),
-		now:        c.cfg.Now(),
-		newID:      c.cfg.NewID,
-		newKey:     c.cfg.NewKey,
-		ignoreOpen: ownAttempt,
+	sp := StartSpec{
+		OrderID:    orderID,
+		CardHash:   models.CardHash(cardToken),
+		Now:        c.cfg.Now(),
+		NewID:      c.cfg.NewID,
+		NewKey:     c.cfg.NewKey,
+		IgnoreOpen: ownAttempt,
 	}
 	c.plantStart(&sp) // planted bugs: KeyPerOrder, KeyAfterSend, UnknownShownAsFailure
-	att, order, _, err := c.store.getOrStart(c.epoch, sp)
+	c.at(ctx, PointBeforeStore)
+	st, err := c.store.GetOrStart(sctx, c.epoch, sp)
+	att, order := st.Attempt, st.Order
 	switch {
-	case errors.Is(err, errAlreadyPaid):
+	case errors.Is(err, ErrAlreadyPaid):
 		return paid(order, "")
 	case errors.Is(err, ErrAttemptConflict):
 		return CheckoutResult{Outcome: OutcomePreviousPaymentBeingVerified, HTTPStatus: http.StatusConflict,
 			Order: order, Err: err}
 	case errors.Is(err, ErrFenced):
 		return c.crashResult(order, "", err)
-	case err != nil:
+	case errors.Is(err, ErrUnknownOrder):
 		return CheckoutResult{Outcome: OutcomeFailed, HTTPStatus: http.StatusNotFound, Order: order, Err: err}
+	case err != nil:
+		return CheckoutResult{Outcome: OutcomeFailed, HTTPStatus: http.StatusInternalServerError, Order: order, Err: err}
 	}
+	c.at(ctx, PointBeforeSend)
 
 	var res chargeResult
 	if c.cfg.Planted.KeyAfterSend { // planted bug: KeyAfterSend
@@ -176,10 +214,11 @@ func (c *Client) checkout(ctx context.Context, orderID int64, cardToken string, 
 		res = c.gw.charge(ctx, att, cardToken)
 	}
 	res = c.cfg.Planted.misread(res) // planted bugs: ConflictIsFailure, ConflictIsSuccess
+	c.at(ctx, PointBeforeStatus)
 	attemptID := att.ID.String()
 	switch res.kind {
 	case chargeApproved:
-		o, err := c.store.succeed(c.epoch, att.ID, res.chargeID)
+		o, err := c.store.Succeed(sctx, c.epoch, att.ID, res.chargeID)
 		if err != nil {
 			return c.crashResult(order, attemptID, err)
 		}
@@ -187,7 +226,7 @@ func (c *Client) checkout(ctx context.Context, orderID int64, cardToken string, 
 		r.ChargeID = res.chargeID
 		return r
 	case chargeDeclined:
-		o, err := c.store.decline(c.epoch, att.ID)
+		o, err := c.store.EndAttempt(sctx, c.epoch, att.ID, models.AttemptDeclined)
 		if err != nil {
 			return c.crashResult(order, attemptID, err)
 		}
@@ -198,7 +237,9 @@ func (c *Client) checkout(ctx context.Context, orderID int64, cardToken string, 
 		return c.unknownAsFailure(order, att, res)
 	}
 	// The attempt stays Open and the order PaymentPending: no store write.
-	order, _ = c.store.Order(orderID)
+	if o, err := c.store.LoadOrder(sctx, orderID); err == nil {
+		order = o
+	}
 	if c.crashed.Load() {
 		return c.crashResult(order, attemptID, res.err)
 	}

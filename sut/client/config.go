@@ -1,6 +1,7 @@
 package client
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -85,6 +86,16 @@ type Config struct {
 	// so it sees every individual HTTP try. Planted-bug mutants use it (for
 	// example a middleware that sets a fresh Idempotency-Key on every try).
 	WrapTransport func(http.RoundTripper) http.RoundTripper
+
+	// Instance names this client process among several over one store
+	// (several API instances behind a load balancer); default "", one
+	// instance. A new client of the same Instance fences the earlier one
+	// (a restart); clients of other instances write side by side.
+	Instance string
+	// At, if set, is called at each crash Point of a checkout or
+	// reconciliation run, on the goroutine that reaches it, with the call's
+	// context; the harness crashes the client from it. Nil in production.
+	At func(ctx context.Context, p Point)
 
 	// Planted switches on deliberate bugs; only sut/mutants sets it. The zero
 	// value is the reference client.

@@ -15,8 +15,13 @@
 //
 // Index:
 //   - config.go    — Config and BreakerConfig, with their defaults.
+//   - attemptstore.go — AttemptStore, the store's interface (a PostgreSQL
+//     one is sut/client/pgstore; sut/client/storetest is the contract both
+//     keep), Epoch, StartSpec, the store errors.
 //   - store.go     — Store: orders and attempts in memory, GetOrStart, and
-//     the epoch that fences writes from a crashed client.
+//     the epochs (one per Config.Instance) that fence writes from a
+//     crashed client.
+//   - points.go    — the crash points Config.At is called at.
 //   - pipeline.go  — the failsafe-go pipeline (total timeout → retry →
 //     circuit breaker → attempt timeout) and ShouldRetry.
 //   - gateway.go   — the provider adapter: the charge request, the status

@@ -106,6 +106,9 @@ type pipeline struct {
 
 func newPipeline(cfg Config) *pipeline {
 	var rt http.RoundTripper = wireRecorder{next: cfg.transport()}
+	if cfg.At != nil {
+		rt = pointTransport{next: rt, at: cfg.At}
+	}
 	if cfg.WrapTransport != nil {
 		rt = cfg.WrapTransport(rt)
 	}

@@ -70,27 +70,36 @@ type Planted struct {
 	// open-attempt guard, so a webhook racing the shopper's return charges
 	// twice.
 	CallbackOwnKey bool
+	// UnconditionalSettle: reconciliation's abandon is not conditional on
+	// the attempt still being Open and unsent since it looked (an UPDATE
+	// without "AND status = 'Open'"): when the shopper resends the key and
+	// the charge is recorded between the reconciler's read and its write,
+	// the reconciler overwrites the Succeeded attempt with Abandoned and puts
+	// the order back to Placed while the provider holds the charge. Trap:
+	// seed article 000's warning that several instances need conditional
+	// updates.
+	UnconditionalSettle bool
 }
 
 // plantStart applies the planted bugs that change how an attempt starts.
-func (c *Client) plantStart(sp *startSpec) {
+func (c *Client) plantStart(sp *StartSpec) {
 	pl := c.cfg.Planted
 	if pl.KeyPerOrder { // planted bug: KeyPerOrder
-		key := orderKey(sp.orderID)
-		sp.newKey = func() string { return key }
+		key := orderKey(sp.OrderID)
+		sp.NewKey = func() string { return key }
 	}
 	if pl.KeyAfterSend { // planted bug: KeyAfterSend
-		newID, newKey := sp.newID, sp.newKey
+		newID, newKey := sp.NewID, sp.NewKey
 		// newID runs inside getOrStart's critical section, so a concurrent
 		// call of this client that reuses the new attempt finds its key.
-		sp.newID = func() uuid.UUID {
+		sp.NewID = func() uuid.UUID {
 			id := newID()
 			c.unsaved.put(id, newKey())
 			return id
 		}
-		sp.newKey = func() string { return "" }
+		sp.NewKey = func() string { return "" }
 	}
-	sp.noCardGuard = pl.UnknownShownAsFailure // planted bug: UnknownShownAsFailure
+	sp.NoCardGuard = pl.UnknownShownAsFailure // planted bug: UnknownShownAsFailure
 }
 
 // orderKey is the key KeyPerOrder derives from an order id.
@@ -108,13 +117,13 @@ func (c *Client) chargeKeyAfterSend(ctx context.Context, att models.PaymentAttem
 	if created {
 		// The process that started the attempt died with its key: start
 		// over under a new one, stored before the send.
-		if err := c.store.setKey(c.epoch, att.ID, key); err != nil {
+		if err := c.store.SetKey(c.storeCtx(ctx), c.epoch, att.ID, key); err != nil {
 			return chargeResult{kind: chargeUnavailable, err: fmt.Errorf("%w: %w", ErrUnavailable, err)}
 		}
 	}
 	att.IdempotencyKey = key
 	res := c.gw.charge(ctx, att, cardToken)
-	_ = c.store.setKey(c.epoch, att.ID, key) // dropped (ErrFenced) when the client crashed meanwhile
+	_ = c.store.SetKey(c.storeCtx(ctx), c.epoch, att.ID, key) // dropped (ErrFenced) when the client crashed meanwhile
 	return res
 }
 
@@ -136,7 +145,7 @@ func (pl Planted) misread(res chargeResult) chargeResult {
 // (planted bug: UnknownShownAsFailure).
 func (c *Client) unknownAsFailure(order models.Order, att models.PaymentAttempt, res chargeResult) CheckoutResult {
 	attemptID := att.ID.String()
-	o, err := c.store.close(c.epoch, att.ID, models.AttemptAbandoned)
+	o, err := c.store.EndAttempt(c.storeCtx(context.Background()), c.epoch, att.ID, models.AttemptAbandoned)
 	if err != nil {
 		return c.crashResult(order, attemptID, err)
 	}
@@ -162,37 +171,6 @@ func (p *pipeline) shouldRetry(req *http.Request, resp *http.Response, err error
 		again = true
 	}
 	return may && again
-}
-
-// plantedOpenLocked is the open attempt getOrStart considers under a planted
-// bug: none (CallbackOwnKey), or only one with the same card and amount
-// (UnknownShownAsFailure), so that no open attempt is ever a conflict.
-// s.mu must be held.
-func (s *Store) plantedOpenLocked(o *models.Order, sp startSpec) *models.PaymentAttempt {
-	if sp.ignoreOpen { // planted bug: CallbackOwnKey
-		return nil
-	}
-	for _, a := range s.attempts { // planted bug: UnknownShownAsFailure
-		if a.OrderID == o.ID && a.Status == models.AttemptOpen && a.Amount == o.Total &&
-			a.Currency == o.Currency && a.CardTokenHash == sp.cardHash {
-			return a
-		}
-	}
-	return nil
-}
-
-// setKey stores key as attempt id's idempotency key if it has none yet
-// (planted bug: KeyAfterSend).
-func (s *Store) setKey(epoch uint64, id uuid.UUID, key string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if epoch != s.epoch {
-		return ErrFenced
-	}
-	if a := s.attemptLocked(id); a != nil && a.IdempotencyKey == "" {
-		a.IdempotencyKey = key
-	}
-	return nil
 }
 
 // unsavedKeys holds the keys KeyAfterSend keeps only in memory, by attempt

@@ -24,9 +24,11 @@ type ReconcileReport struct {
 
 // ReconciliationJob settles open attempts by asking the provider for their
 // charges (seed article 000, PaymentReconciliationJob). It is safe for
-// concurrent use, though one job per store is the intended deployment: two
-// runs may ask about the same attempt, which is harmless (a GET), and
-// their writes are idempotent.
+// concurrent use, and several instances may each run one over one store:
+// two runs may ask about the same attempt, which is harmless (a GET), and
+// the store's abandon is conditional (still Open, not resent since), so a
+// run whose answer went stale between its read and its write changes
+// nothing. Config.At is called at PointBeforeSettle for each attempt.
 type ReconciliationJob struct {
 	c *Client
 }
@@ -54,9 +56,15 @@ func (j *ReconciliationJob) RunOnce(ctx context.Context, now time.Time) Reconcil
 	defer done()
 
 	var rep ReconcileReport
-	for _, a := range c.store.openAttempts(now.Add(-c.cfg.MinAge)) {
+	sctx := c.storeCtx(ctx)
+	open, err := c.store.OpenAttempts(sctx, now.Add(-c.cfg.MinAge))
+	if err != nil {
+		rep.Errors++
+		return rep
+	}
+	for _, a := range open {
 		rep.Checked++
-		if err := c.store.markChecked(c.epoch, a.ID, now); err != nil {
+		if err := c.store.MarkChecked(sctx, c.epoch, a.ID, now); err != nil {
 			rep.Errors++
 			continue
 		}
@@ -83,13 +91,15 @@ func (j *ReconciliationJob) RunOnce(ctx context.Context, now time.Time) Reconcil
 		if c.cfg.Planted.ReconcilerAbandonsCharged && due { // planted bug: ReconcilerAbandonsCharged
 			chargeID = ""
 		}
+		c.at(ctx, PointBeforeSettle)
 		switch {
 		case chargeID != "":
-			_, err = c.store.succeed(c.epoch, a.ID, chargeID)
+			_, err = c.store.Succeed(sctx, c.epoch, a.ID, chargeID)
 			count(&rep, &rep.Succeeded, err)
 		case due:
 			var abandoned bool
-			abandoned, err = c.store.abandon(c.epoch, a.ID, now.Add(-c.cfg.AbandonAfter))
+			abandoned, err = c.store.Abandon(sctx, c.epoch, AbandonSpec{ID: a.ID, IdleSince: now.Add(-c.cfg.AbandonAfter),
+				Unconditional: c.cfg.Planted.UnconditionalSettle}) // planted bug: UnconditionalSettle
 			switch {
 			case err != nil:
 				rep.Errors++

@@ -2,7 +2,7 @@ package client
 
 import (
 	"cmp"
-	"errors"
+	"context"
 	"slices"
 	"sync"
 	"time"
@@ -12,102 +12,99 @@ import (
 	"github.com/idemcheck/idemcheck/models"
 )
 
-// Store errors.
-var (
-	// ErrAttemptConflict: the order has an open attempt with another card or
-	// amount, whose outcome is still unknown (seed article 000,
-	// PaymentAttemptConflictException). Starting a second one could charge
-	// the shopper twice.
-	ErrAttemptConflict = errors.New("client: a previous payment for this order is still being verified")
-	// ErrUnknownOrder: no order has the id.
-	ErrUnknownOrder = errors.New("client: unknown order")
-	// ErrFenced: the write came from a client whose epoch is stale (it
-	// crashed, or a newer client opened the store) and was dropped.
-	ErrFenced = errors.New("client: stale epoch, store write dropped")
-	// errAlreadyPaid: the order was paid before an attempt could start.
-	errAlreadyPaid = errors.New("client: order already paid")
-)
-
-// Store holds orders and payment attempts in memory. It is the durable
-// part of the reference client: it survives a client crash, and a new
-// Client opened on it resends the stored keys (seed article 000: the
-// attempt is written in the same transaction as the order's move to
-// PaymentPending, before the first send — the outbox idea).
-//
-// Every write carries the epoch of the client that makes it; New bumps the
-// epoch, and Client.Crash fences its own, so writes from a crashed or
-// superseded client are dropped with ErrFenced.
+// Store is the in-memory AttemptStore, the default: orders and payment
+// attempts in maps behind one mutex, every method one critical section.
+// It survives a client crash (the harness keeps it across restarts) but not
+// the process.
 //
 // A Store is safe for concurrent use.
 type Store struct {
 	mu       sync.Mutex // guards all fields below
-	epoch    uint64
+	epochs   map[string]uint64
 	nextID   int64
 	orders   map[int64]*models.Order
 	attempts []*models.PaymentAttempt // creation order
 }
 
+var _ AttemptStore = (*Store)(nil)
+
 // NewStore returns an empty store.
 func NewStore() *Store {
-	return &Store{orders: make(map[int64]*models.Order)}
+	return &Store{orders: make(map[int64]*models.Order), epochs: make(map[string]uint64)}
 }
 
 // Orders returns a snapshot of every order, by id.
 func (s *Store) Orders() []models.Order {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]models.Order, 0, len(s.orders))
-	for _, o := range s.orders {
-		out = append(out, *o)
-	}
-	slices.SortFunc(out, func(a, b models.Order) int { return cmp.Compare(a.ID, b.ID) })
-	return out
+	o, _, _ := s.Snapshot(context.Background())
+	return o
 }
 
 // Attempts returns a snapshot of every payment attempt, in creation order.
 func (s *Store) Attempts() []models.PaymentAttempt {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]models.PaymentAttempt, len(s.attempts))
-	for i, a := range s.attempts {
-		out[i] = *a
-	}
-	return out
+	_, a, _ := s.Snapshot(context.Background())
+	return a
 }
 
 // Order returns order id.
 func (s *Store) Order(id int64) (models.Order, bool) {
+	o, err := s.LoadOrder(context.Background(), id)
+	return o, err == nil
+}
+
+// Snapshot implements AttemptStore; it never fails.
+func (s *Store) Snapshot(context.Context) ([]models.Order, []models.PaymentAttempt, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	orders := make([]models.Order, 0, len(s.orders))
+	for _, o := range s.orders {
+		orders = append(orders, *o)
+	}
+	slices.SortFunc(orders, func(a, b models.Order) int { return cmp.Compare(a.ID, b.ID) })
+	atts := make([]models.PaymentAttempt, len(s.attempts))
+	for i, a := range s.attempts {
+		atts[i] = *a
+	}
+	return orders, atts, nil
+}
+
+// LoadOrder implements AttemptStore.
+func (s *Store) LoadOrder(_ context.Context, id int64) (models.Order, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	o, ok := s.orders[id]
 	if !ok {
-		return models.Order{}, false
+		return models.Order{}, ErrUnknownOrder
 	}
-	return *o, true
+	return *o, nil
 }
 
-// open starts a new epoch, fencing every earlier client, and returns it.
-func (s *Store) open() uint64 {
+// Open implements AttemptStore.
+func (s *Store) Open(_ context.Context, instance string) (Epoch, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.epoch++
-	return s.epoch
+	s.epochs[instance]++
+	return Epoch{Instance: instance, N: s.epochs[instance]}, nil
 }
 
-// fence ends epoch if it is still the current one.
-func (s *Store) fence(epoch uint64) {
+// Fence implements AttemptStore.
+func (s *Store) Fence(_ context.Context, e Epoch) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.epoch == epoch {
-		s.epoch++
+	if s.epochs[e.Instance] == e.N {
+		s.epochs[e.Instance]++
 	}
+	return nil
 }
 
-// openOrder stores a new Placed order with the next id (1, 2, 3...).
-func (s *Store) openOrder(epoch uint64, total int64, currency string) (models.Order, error) {
+// currentLocked reports whether e is its instance's current epoch. s.mu
+// must be held.
+func (s *Store) currentLocked(e Epoch) bool { return s.epochs[e.Instance] == e.N }
+
+// OpenOrder implements AttemptStore.
+func (s *Store) OpenOrder(_ context.Context, e Epoch, total int64, currency string) (models.Order, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if epoch != s.epoch {
+	if !s.currentLocked(e) {
 		return models.Order{}, ErrFenced
 	}
 	s.nextID++
@@ -116,72 +113,52 @@ func (s *Store) openOrder(epoch uint64, total int64, currency string) (models.Or
 	return *o, nil
 }
 
-// startSpec is what getOrStart needs to start a new attempt.
-type startSpec struct {
-	orderID  int64
-	cardHash string
-	now      time.Time
-	newID    func() uuid.UUID
-	newKey   func() string
-	// Planted bugs (planted.go); both false in the reference client.
-	ignoreOpen  bool // planted bug: CallbackOwnKey
-	noCardGuard bool // planted bug: UnknownShownAsFailure
-}
-
-// getOrStart returns the open attempt of the order when its amount and card
-// hash match (reused is true), fails with ErrAttemptConflict when the open
-// attempt has another card or amount, and otherwise stores a new Open
-// attempt and moves the order to PaymentPending, in one critical section
-// (seed article 000, PaymentAttemptStore.GetOrStart). The amount and
-// currency are the order's. A Paid order yields errAlreadyPaid.
-func (s *Store) getOrStart(epoch uint64, sp startSpec) (att models.PaymentAttempt, order models.Order, reused bool, err error) {
+// GetOrStart implements AttemptStore.
+func (s *Store) GetOrStart(_ context.Context, e Epoch, sp StartSpec) (Started, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if epoch != s.epoch {
-		return att, order, false, ErrFenced
+	if !s.currentLocked(e) {
+		return Started{}, ErrFenced
 	}
-	o, ok := s.orders[sp.orderID]
+	o, ok := s.orders[sp.OrderID]
 	if !ok {
-		return att, order, false, ErrUnknownOrder
+		return Started{}, ErrUnknownOrder
 	}
 	if o.Status == models.OrderPaid {
-		return att, *o, false, errAlreadyPaid
+		return Started{Order: *o}, ErrAlreadyPaid
 	}
 	open := s.openAttemptLocked(o.ID)
-	if sp.ignoreOpen || sp.noCardGuard { // planted bugs: CallbackOwnKey, UnknownShownAsFailure
+	if sp.IgnoreOpen || sp.NoCardGuard { // planted bugs: CallbackOwnKey, UnknownShownAsFailure
 		open = s.plantedOpenLocked(o, sp)
 	}
 	if open != nil {
-		if open.Amount == o.Total && open.Currency == o.Currency && open.CardTokenHash == sp.cardHash {
-			open.LastSentAt = sp.now // about to resend: reconciliation must wait again
-			return *open, *o, true, nil
+		if open.Amount == o.Total && open.Currency == o.Currency && open.CardTokenHash == sp.CardHash {
+			open.LastSentAt = sp.Now // about to resend: reconciliation must wait again
+			return Started{Attempt: *open, Order: *o, Reused: true}, nil
 		}
-		return att, *o, false, ErrAttemptConflict
+		return Started{Order: *o}, ErrAttemptConflict
 	}
 	a := &models.PaymentAttempt{
-		ID:             sp.newID(),
+		ID:             sp.NewID(),
 		OrderID:        o.ID,
-		IdempotencyKey: sp.newKey(),
+		IdempotencyKey: sp.NewKey(),
 		Amount:         o.Total,
 		Currency:       o.Currency,
-		CardTokenHash:  sp.cardHash,
-		CreatedAt:      sp.now,
-		LastSentAt:     sp.now,
+		CardTokenHash:  sp.CardHash,
+		CreatedAt:      sp.Now,
+		LastSentAt:     sp.Now,
 		Status:         models.AttemptOpen,
 	}
 	s.attempts = append(s.attempts, a)
 	o.Status = models.OrderPaymentPending
-	return *a, *o, false, nil
+	return Started{Attempt: *a, Order: *o}, nil
 }
 
-// succeed records that the provider holds charge chargeID for attempt id:
-// the attempt becomes Succeeded and its order Paid. A 201 is the provider's
-// truth, so it is recorded even over an Abandoned attempt; an order already
-// Paid keeps its first charge id.
-func (s *Store) succeed(epoch uint64, id uuid.UUID, chargeID string) (models.Order, error) {
+// Succeed implements AttemptStore.
+func (s *Store) Succeed(_ context.Context, e Epoch, id uuid.UUID, chargeID string) (models.Order, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if epoch != s.epoch {
+	if !s.currentLocked(e) {
 		return models.Order{}, ErrFenced
 	}
 	a := s.attemptLocked(id)
@@ -198,37 +175,29 @@ func (s *Store) succeed(epoch uint64, id uuid.UUID, chargeID string) (models.Ord
 	return *o, nil
 }
 
-// decline records a 402 for attempt id: an Open attempt becomes Declined
-// and its order goes back to Placed, so the shopper may pay with another
-// card under a new key.
-func (s *Store) decline(epoch uint64, id uuid.UUID) (models.Order, error) {
-	return s.close(epoch, id, models.AttemptDeclined)
-}
-
-// abandon gives up attempt id when it is still Open and nothing was sent
-// under its key after idleSince: it becomes Abandoned and its order goes
-// back to Placed. abandoned is false when it was settled or resent since.
-func (s *Store) abandon(epoch uint64, id uuid.UUID, idleSince time.Time) (abandoned bool, err error) {
+// Abandon implements AttemptStore.
+func (s *Store) Abandon(_ context.Context, e Epoch, sp AbandonSpec) (abandoned bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if epoch != s.epoch {
+	if !s.currentLocked(e) {
 		return false, ErrFenced
 	}
-	a := s.attemptLocked(id)
+	a := s.attemptLocked(sp.ID)
 	if a == nil {
 		return false, ErrUnknownOrder
 	}
-	if a.Status != models.AttemptOpen || a.LastSentAt.After(idleSince) {
+	if !sp.Unconditional && (a.Status != models.AttemptOpen || a.LastSentAt.After(sp.IdleSince)) { // planted bug: UnconditionalSettle
 		return false, nil
 	}
 	s.closeLocked(a, models.AttemptAbandoned)
 	return true, nil
 }
 
-func (s *Store) close(epoch uint64, id uuid.UUID, status models.AttemptStatus) (models.Order, error) {
+// EndAttempt implements AttemptStore.
+func (s *Store) EndAttempt(_ context.Context, e Epoch, id uuid.UUID, status models.AttemptStatus) (models.Order, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if epoch != s.epoch {
+	if !s.currentLocked(e) {
 		return models.Order{}, ErrFenced
 	}
 	a := s.attemptLocked(id)
@@ -241,8 +210,8 @@ func (s *Store) close(epoch uint64, id uuid.UUID, status models.AttemptStatus) (
 	return *s.orders[a.OrderID], nil
 }
 
-// closeLocked ends Open attempt a with status; its order goes back to
-// Placed. s.mu must be held.
+// closeLocked ends attempt a with status; its order goes back to Placed
+// when it is PaymentPending. s.mu must be held.
 func (s *Store) closeLocked(a *models.PaymentAttempt, status models.AttemptStatus) {
 	a.Status = status
 	if o := s.orders[a.OrderID]; o.Status == models.OrderPaymentPending {
@@ -250,11 +219,11 @@ func (s *Store) closeLocked(a *models.PaymentAttempt, status models.AttemptStatu
 	}
 }
 
-// markChecked sets LastCheckedAt of attempt id to now.
-func (s *Store) markChecked(epoch uint64, id uuid.UUID, now time.Time) error {
+// MarkChecked implements AttemptStore.
+func (s *Store) MarkChecked(_ context.Context, e Epoch, id uuid.UUID, now time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if epoch != s.epoch {
+	if !s.currentLocked(e) {
 		return ErrFenced
 	}
 	if a := s.attemptLocked(id); a != nil {
@@ -263,9 +232,8 @@ func (s *Store) markChecked(epoch uint64, id uuid.UUID, now time.Time) error {
 	return nil
 }
 
-// openAttempts returns the Open attempts created at or before cutoff, in
-// creation order (seed article 000, OpenOlderThan).
-func (s *Store) openAttempts(cutoff time.Time) []models.PaymentAttempt {
+// OpenAttempts implements AttemptStore.
+func (s *Store) OpenAttempts(_ context.Context, cutoff time.Time) ([]models.PaymentAttempt, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []models.PaymentAttempt
@@ -274,12 +242,42 @@ func (s *Store) openAttempts(cutoff time.Time) []models.PaymentAttempt {
 			out = append(out, *a)
 		}
 	}
-	return out
+	return out, nil
+}
+
+// SetKey implements AttemptStore.
+func (s *Store) SetKey(_ context.Context, e Epoch, id uuid.UUID, key string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.currentLocked(e) {
+		return ErrFenced
+	}
+	if a := s.attemptLocked(id); a != nil && a.IdempotencyKey == "" {
+		a.IdempotencyKey = key
+	}
+	return nil
 }
 
 func (s *Store) openAttemptLocked(orderID int64) *models.PaymentAttempt {
 	for _, a := range s.attempts {
 		if a.OrderID == orderID && a.Status == models.AttemptOpen {
+			return a
+		}
+	}
+	return nil
+}
+
+// plantedOpenLocked is the open attempt GetOrStart considers under a planted
+// bug: none (CallbackOwnKey), or only one with the same card and amount
+// (UnknownShownAsFailure), so that no open attempt is ever a conflict.
+// s.mu must be held.
+func (s *Store) plantedOpenLocked(o *models.Order, sp StartSpec) *models.PaymentAttempt {
+	if sp.IgnoreOpen { // planted bug: CallbackOwnKey
+		return nil
+	}
+	for _, a := range s.attempts { // planted bug: UnknownShownAsFailure
+		if a.OrderID == o.ID && a.Status == models.AttemptOpen && a.Amount == o.Total &&
+			a.Currency == o.Currency && a.CardTokenHash == sp.CardHash {
 			return a
 		}
 	}

@@ -31,6 +31,12 @@ type Mutant struct {
 	Client func(cfg *client.Config)
 	// Provider, if set, changes the embedded provider's configuration.
 	Provider func(cfg *provider.Config)
+	// Store, if set, is the client store the mutant needs
+	// (IDEMCHECK_CLIENT_STORE's values: "postgres"); the harness selects it.
+	Store string
+	// Instances, if above 1, is how many client instances the mutant needs
+	// at least (IDEMCHECK_CLIENT_INSTANCES); the harness runs that many.
+	Instances int
 }
 
 var registry = map[string]Mutant{}

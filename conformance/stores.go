@@ -1,0 +1,125 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/idemcheck/idemcheck/models"
+	"github.com/idemcheck/idemcheck/sut/client"
+	"github.com/idemcheck/idemcheck/sut/client/pgstore"
+	"github.com/idemcheck/idemcheck/sut/mutants"
+)
+
+// The client's attempt stores (Config.ClientStore).
+const (
+	StoreMemory   = "memory"
+	StorePostgres = "postgres"
+)
+
+// MaxInstances bounds Config.Instances.
+const MaxInstances = 3
+
+// storesFromEnv reads IDEMCHECK_CLIENT_STORE, IDEMCHECK_POSTGRES_URL and
+// IDEMCHECK_CLIENT_INSTANCES into c.
+func (c *Config) storesFromEnv() error {
+	c.ClientStore = os.Getenv("IDEMCHECK_CLIENT_STORE")
+	c.PostgresURL = os.Getenv(pgstore.EnvURL)
+	if v := os.Getenv("IDEMCHECK_CLIENT_INSTANCES"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxInstances {
+			return fmt.Errorf("conformance: IDEMCHECK_CLIENT_INSTANCES=%q is not a count of client instances (1 to %d)", v, MaxInstances)
+		}
+		c.Instances = n
+	}
+	return nil
+}
+
+// storeDefaults applies the defaults of the store fields.
+func (c *Config) storeDefaults() error {
+	switch c.ClientStore {
+	case "":
+		c.ClientStore = StoreMemory
+	case StoreMemory, StorePostgres:
+	default:
+		return fmt.Errorf("conformance: IDEMCHECK_CLIENT_STORE=%q is not supported (%q or %q)", c.ClientStore, StoreMemory, StorePostgres)
+	}
+	if c.PostgresURL == "" {
+		c.PostgresURL = pgstore.DefaultURL
+	}
+	if c.Instances == 0 {
+		c.Instances = 1
+	}
+	if c.Instances < 1 || c.Instances > MaxInstances {
+		return fmt.Errorf("conformance: Instances=%d is not 1 to %d", c.Instances, MaxInstances)
+	}
+	return nil
+}
+
+// withNeeds is c with what mutant m needs to show its bug: the PostgreSQL
+// store, several client instances.
+func (c Config) withNeeds(m *mutants.Mutant) Config {
+	if m == nil {
+		return c
+	}
+	if m.Store != "" {
+		c.ClientStore = m.Store
+	}
+	c.Instances = max(c.Instances, m.Instances)
+	return c
+}
+
+// prepareStore opens the run's PostgreSQL store when the store is
+// "postgres" — failing, before any sequence, with a message naming
+// IDEMCHECK_POSTGRES_URL when the database does not answer — in a schema
+// of the run's own, behind an outsideStore, and returns c holding it and a
+// cleanup that drops the schema. Each sequence empties it first
+// (openStore): sequences of one run never overlap, and the schema's DDL
+// and the connections are paid once per run. Call it outside any bubble.
+func (c Config) prepareStore(ctx context.Context) (Config, func(), error) {
+	if c.ClientStore != StorePostgres {
+		return c, func() {}, nil
+	}
+	s, err := pgstore.Open(ctx, c.PostgresURL, pgstore.NewSchemaName("run"))
+	if err != nil {
+		return c, nil, fmt.Errorf("conformance: IDEMCHECK_CLIENT_STORE=postgres: %w", err)
+	}
+	out, stop := newOutside(s, pgstore.MaxConns)
+	c.pgStore = out
+	return c, func() {
+		stop()
+		_ = s.Drop(context.Background())
+	}, nil
+}
+
+// openStore opens the client's store for one sequence: a new in-memory
+// Store, or the run's PostgreSQL store, emptied.
+func openStore(cfg Config) (client.AttemptStore, error) {
+	if cfg.ClientStore != StorePostgres {
+		return client.NewStore(), nil
+	}
+	if cfg.pgStore == nil {
+		return nil, fmt.Errorf("conformance: the postgres store is not open (Run opens it)")
+	}
+	if err := cfg.pgStore.reset(); err != nil {
+		return nil, fmt.Errorf("conformance: empty the client's store: %w", err)
+	}
+	return cfg.pgStore, nil
+}
+
+// instanceName is the Config.Instance of client instance i (from 0) of n:
+// "" for a single instance, as in production with one process.
+func instanceName(i, n int) string {
+	if n == 1 {
+		return ""
+	}
+	return fmt.Sprintf("api-%d", i+1)
+}
+
+// attempts is every payment attempt the store holds, or none when it could
+// not be read (the next snapshot reports the error).
+func (w *world) attempts() []models.PaymentAttempt {
+	_, atts, _ := w.store.Snapshot(context.Background())
+	return atts
+}

@@ -1,0 +1,99 @@
+package conformance
+
+import (
+	"strings"
+	"testing"
+	"testing/synctest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemcheck/idemcheck/faults"
+	"github.com/idemcheck/idemcheck/sut/client"
+	"github.com/idemcheck/idemcheck/sut/mutants"
+)
+
+// resendDuringReconciliation drives the forced interleaving that kills
+// pg-unconditional-settle: an attempt left open by dropped requests ages
+// past AbandonAfter, and the shopper's resend on instance 2 lands between
+// the reconciler's read (no charge) and its write. It returns the first
+// violation, nil when every invariant holds.
+func resendDuringReconciliation(t *testing.T, store, mutant string) *ViolationError {
+	var v *ViolationError
+	cfg, err := Config{ClientStore: store, Instances: 2}.withDefaults()
+	require.NoError(t, err)
+	cfg, drop, err := cfg.prepareStore(t.Context())
+	require.NoError(t, err)
+	defer drop()
+	synctest.Test(t, func(t *testing.T) {
+		var m *mutants.Mutant
+		if mutant != "" {
+			mm, err := mutants.Lookup(mutant)
+			require.NoError(t, err)
+			m = &mm
+		}
+		w, err := newWorld(cfg, m)
+		require.NoError(t, err)
+		o := w.openOrder("shopper", 5000, "TRY")
+		drop := faults.Fault{Kind: faults.KindDropRequest}
+		w.faults.Schedule([]faults.Fault{drop, drop, drop, drop})
+		res := w.checkout(w.cli, "shopper", o, "visa")
+		require.Equal(t, client.OutcomePaymentPending, res.Outcome)
+		w.lastCard[o.ID] = "visa"
+		w.faults.Heal()
+		mach := &machine{w: w}
+		mach.raceReconciliation(raceResend)
+		snap, err := w.snapshot()
+		require.NoError(t, err)
+		require.Len(t, snap.Charges, 1, "the resend charged the order")
+		v = Evaluate(snap, Safety())
+		w.faults.Heal()
+		w.clock.Advance(drainTime)
+	})
+	return v
+}
+
+func TestReconciliationRacedByAResendKeepsTheSettledAttempt(t *testing.T) {
+	for _, store := range []string{StoreMemory, StorePostgres} {
+		t.Run(store, func(t *testing.T) {
+			assert.Nil(t, resendDuringReconciliation(t, store, ""), "the reference's conditional abandon leaves the Succeeded attempt alone")
+			v := resendDuringReconciliation(t, store, "pg-unconditional-settle")
+			require.NotNil(t, v, "the unconditional abandon overwrites the Succeeded attempt")
+			assert.Equal(t, BooksBalance, v.Invariant)
+		})
+	}
+}
+
+func TestStoreVariablesAreChecked(t *testing.T) {
+	for env, want := range map[string]string{
+		"IDEMCHECK_CLIENT_STORE=redis":    `IDEMCHECK_CLIENT_STORE="redis" is not supported`,
+		"IDEMCHECK_CLIENT_INSTANCES=4":    `IDEMCHECK_CLIENT_INSTANCES="4" is not a count of client instances (1 to 3)`,
+		"IDEMCHECK_CLIENT_INSTANCES=zero": `IDEMCHECK_CLIENT_INSTANCES="zero"`,
+	} {
+		name, value, _ := strings.Cut(env, "=")
+		t.Run(env, func(t *testing.T) {
+			t.Setenv(name, value)
+			_, err := FromEnv()
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), want)
+		})
+	}
+	t.Setenv("IDEMCHECK_CLIENT_STORE", "")
+	t.Setenv("IDEMCHECK_CLIENT_INSTANCES", "")
+	cfg, err := FromEnv()
+	require.NoError(t, err)
+	assert.Equal(t, StoreMemory, cfg.ClientStore)
+	assert.Equal(t, 1, cfg.Instances)
+}
+
+func TestAMutantGetsTheStoreAndInstancesItNeeds(t *testing.T) {
+	m, err := mutants.Lookup("pg-unconditional-settle")
+	require.NoError(t, err)
+	cfg, err := Config{Instances: 3}.withDefaults()
+	require.NoError(t, err)
+	got := cfg.withNeeds(&m)
+	assert.Equal(t, StorePostgres, got.ClientStore)
+	assert.Equal(t, 3, got.Instances, "more instances than the mutant needs are kept")
+	cfg.Instances = 1
+	assert.Equal(t, 2, cfg.withNeeds(&m).Instances)
+}
