@@ -75,6 +75,7 @@ type Config struct {
 	Instances int
 
 	pgStore *outsideStore // the run's PostgreSQL store (prepareStore)
+	under   *underTest    // the client under test of CheckClient; nil: the reference client
 }
 
 // The providers under test.

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemcheck/idemcheck/checkout"
 	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/models"
 	"github.com/idemcheck/idemcheck/reports"
-	"github.com/idemcheck/idemcheck/sut/client"
 	"github.com/idemcheck/idemcheck/sut/mutants"
 	"github.com/idemcheck/idemcheck/sut/remote"
 	"pgregory.net/rapid"
@@ -86,11 +86,11 @@ func (m *machine) check(*rapid.T) {
 func (m *machine) safety() []Invariant {
 	switch {
 	case !m.w.real:
-		return Safety()
+		return m.judged(Safety())
 	case m.remoteJudged():
-		return remoteSafety(Safety(), m.run.cfg.Remote.Profile().ErrorsStored)
+		return m.judged(remoteSafety(Safety(), m.run.cfg.Remote.Profile().ErrorsStored))
 	}
-	return withoutProviderOnly(Safety())
+	return m.judged(withoutProviderOnly(Safety()))
 }
 
 // remoteJudged reports whether this run is against a remote provider whose
@@ -200,7 +200,7 @@ func (m *machine) finish() {
 		m.run.noteStopped(why)
 		return
 	}
-	m.evaluate(Liveness())
+	m.evaluate(m.judged(Liveness()))
 	m.payAbandonedAgain()
 	if m.failed == nil && m.broken == nil && m.stopped == "" {
 		if f := m.run.cfg.OnSequence; f != nil {
@@ -245,11 +245,11 @@ func (m *machine) payAbandonedAgain() {
 		}
 		why := m.unsettled(sent)
 		switch {
-		case res.Outcome != client.OutcomePaid && why != "":
+		case res.Outcome != checkout.Paid && why != "":
 			m.stopped = why
 			m.run.noteStopped(why)
 			return
-		case res.Outcome != client.OutcomePaid:
+		case res.Outcome != checkout.Paid:
 			m.fail(snap, asViolation(ReconciliationConverges, violation(ReconciliationConverges,
 				"order %d was abandoned but paying it again answered %s", o.ID, res.Outcome)))
 		case reusedKey(before, snap.Attempts, o.ID):

@@ -104,6 +104,15 @@ func (s *Stats) judging(cfg Config) {
 	}
 }
 
+// leaveOut marks the invariants of why (name → reason) not judged.
+func (s *Stats) leaveOut(why map[string]string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for name, reason := range why {
+		s.notJudged[name] = reason
+	}
+}
+
 func (s *Stats) evaluated(invs []Invariant) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
