@@ -91,6 +91,11 @@ type Result struct {
 	ChargeID string
 	// AttemptID is the payment attempt used, for the report.
 	AttemptID string
+	// Err, when set, says the call broke the contract: an adapter's
+	// "no answer within 2s" or "answered garbage" (sut/service). The run
+	// then fails on client-api. A client's own trouble (the provider is
+	// down) is an Outcome, not an Err.
+	Err error
 }
 
 // Client is a checkout under test. Its methods may be called from several
@@ -103,7 +108,9 @@ type Client interface {
 	// shopper sees. The first Checkout of an order places it.
 	Checkout(ctx context.Context, order Order, cardToken string) Result
 	// Reconcile runs the client's reconciliation job once, now (Env.Now),
-	// and says what it did in a few words, for the report.
+	// and says what it did in a few words, for the report. An error is a
+	// broken contract (the run fails on client-api): a provider that does
+	// not answer is what reconciliation is for, not an error.
 	Reconcile(ctx context.Context) (string, error)
 }
 

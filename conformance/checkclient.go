@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/checkout"
+	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/sut/client"
+	"github.com/idemcheck/idemcheck/sut/service"
 )
 
 // Timings are how long a client under test may take, which the harness
@@ -45,6 +47,8 @@ func WithTimings(t Timings) Option {
 // underTest is a client of CheckClient and how it runs.
 type underTest struct {
 	new     checkout.New
+	launch  service.Launcher // CheckService: the client is a service in another process
+	service ServiceOptions
 	timings Timings
 	cfg     Config
 	haveCfg bool
@@ -70,6 +74,9 @@ func CheckClient(t *testing.T, newClient checkout.New, opts ...Option) *Stats {
 	for _, o := range opts {
 		o(u)
 	}
+	if u.new == nil && u.launch == nil {
+		t.Fatal("conformance: CheckClient needs a constructor (checkout.New)")
+	}
 	cfg := u.cfg
 	if !u.haveCfg {
 		var err error
@@ -89,7 +96,19 @@ func (w *world) openUnderTest(u *underTest) error {
 	w.ccfg.TotalTimeout = orDefault(u.timings.TotalTimeout, w.ccfg.TotalTimeout)
 	w.ccfg.AbandonAfter = orDefault(u.timings.AbandonAfter, client.DefaultAbandonAfter)
 	w.ccfg.Interval = orDefault(u.timings.Interval, client.DefaultInterval)
-	c, err := u.new(checkout.Env{BaseURL: w.ccfg.BaseURL, HTTPClient: w.ccfg.HTTPClient, Now: w.clock.Now, NewKey: w.keys.Key})
+	if w.loopback {
+		p, err := faults.ServeTransport(w.faults, w.ccfg.BaseURL)
+		if err != nil {
+			return fmt.Errorf("conformance: serve the provider on loopback: %w", err)
+		}
+		w.closers = append(w.closers, func() { _ = p.Close() })
+		w.ccfg.BaseURL = p.URL
+	}
+	newClient := u.new
+	if u.launch != nil {
+		newClient = w.dialService(u)
+	}
+	c, err := newClient(checkout.Env{BaseURL: w.ccfg.BaseURL, HTTPClient: w.ccfg.HTTPClient, Now: w.clock.Now, NewKey: w.keys.Key})
 	switch {
 	case err != nil:
 		return fmt.Errorf("conformance: the client under test did not start: %w", err)

@@ -32,11 +32,17 @@ type world struct {
 	cfg   Config
 	clock faults.Clock
 	// real is true when time is real (WireMock): a goroutine's own wait is
-	// then a scaled real pause, and provider-only invariants are left out.
-	real   bool
-	hist   *models.History
-	prov   backend
-	faults *faults.Transport
+	// then a scaled real pause, and provider-only invariants are left out
+	// unless loopback: the embedded provider serves a client in another
+	// process, and its decisions are still recorded.
+	real     bool
+	loopback bool
+	// closers end what the world started outside the process (a service,
+	// the loopback proxy), last first.
+	closers []func()
+	hist    *models.History
+	prov    backend
+	faults  *faults.Transport
 	// schedules lists each step's drawn fault schedule, for the report.
 	schedules []string
 	// store is the reference client's attempt store (Config.ClientStore),
@@ -59,8 +65,9 @@ type world struct {
 	orders   []models.Order
 	lastCard map[int64]string
 
-	mu   sync.Mutex     // guards paid
-	paid map[int64]bool // orders a checkout answered Paid, for a client without a view
+	mu    sync.Mutex     // guards paid, broke
+	paid  map[int64]bool // orders a checkout answered Paid, for a client without a view
+	broke error          // the first broken contract of the client under test (contract.go)
 }
 
 // newWorld builds the systems for one sequence.
@@ -74,6 +81,12 @@ func newWorld(cfg Config, m *mutants.Mutant) (*world, error) {
 			return nil, err
 		}
 		w.prov = wm
+	case cfg.under != nil && cfg.under.launch != nil:
+		// A service in another process: the embedded provider in real time,
+		// behind a loopback proxy (overHTTP).
+		clock := &faults.OffsetClock{}
+		w.clock, w.real, w.loopback = clock, true, true
+		w.prov = newEmbedded(cfg, m, w.hist, clock.Now)
 	case cfg.isRemote():
 		clock := &faults.OffsetClock{}
 		rb := newRemoteBackend(cfg.Remote, w.hist, clock.Now)
@@ -110,6 +123,7 @@ func newWorld(cfg Config, m *mutants.Mutant) (*world, error) {
 	}
 	if u := cfg.under; u != nil {
 		if err := w.openUnderTest(u); err != nil {
+			w.close()
 			return nil, err
 		}
 		return w, nil
@@ -252,13 +266,18 @@ func (w *world) pay(actor string, order models.Order, card string,
 		Actor: actor, Kind: models.OpCheckout, OrderID: order.ID, Card: card,
 		Amount: order.Total, Currency: order.Currency, InvokedAt: w.clock.Now(),
 	})
-	res := call(models.WithOp(context.Background(), id), checkout.Order{ID: order.ID, Amount: order.Total, Currency: order.Currency}, cards[card])
+	res := w.guarded("a checkout", func() checkout.Result {
+		return call(models.WithOp(context.Background(), id), checkout.Order{ID: order.ID, Amount: order.Total, Currency: order.Currency}, cards[card])
+	})
 	if res.Status == 0 {
 		res.Status = res.Outcome.Status()
 	}
 	w.hist.EndOp(id, func(op *models.Operation) {
 		op.ReturnedAt, op.Returned = w.clock.Now(), true
 		op.Result, op.HTTPStatus = string(res.Outcome), res.Status
+		if res.Err != nil {
+			op.Result = "broke the contract: " + res.Err.Error()
+		}
 		op.AttemptID, op.ChargeID = res.AttemptID, res.ChargeID
 	})
 	if res.Outcome == checkout.Paid {
@@ -279,10 +298,7 @@ func (w *world) advance(d time.Duration) {
 // reconcile runs the reconciliation job once and returns what it said.
 func (w *world) reconcile(actor string) string {
 	id := w.hist.BeginOp(models.Operation{Actor: actor, Kind: models.OpReconcile, InvokedAt: w.clock.Now()})
-	said, err := w.cli.Reconcile(models.WithOp(context.Background(), id))
-	if err != nil {
-		said = "error: " + err.Error()
-	}
+	said := w.reconcileGuarded(models.WithOp(context.Background(), id), w.cli)
 	w.hist.EndOp(id, func(op *models.Operation) {
 		op.Returned, op.ReturnedAt = true, w.clock.Now()
 		op.Result = said

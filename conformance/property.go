@@ -85,7 +85,7 @@ func (m *machine) check(*rapid.T) {
 // (sut/wiremock), those two are left out, as they would judge the harness.
 func (m *machine) safety() []Invariant {
 	switch {
-	case !m.w.real:
+	case !m.w.real || m.w.loopback:
 		return m.judged(Safety())
 	case m.remoteJudged():
 		return m.judged(remoteSafety(Safety(), m.run.cfg.Remote.Profile().ErrorsStored))
@@ -117,7 +117,9 @@ func (m *machine) evaluate(invs []Invariant) {
 		return
 	}
 	m.run.stats.evaluated(invs)
-	if v := Evaluate(w, invs); v != nil {
+	if v := m.w.contractViolation(); v != nil {
+		m.fail(w, v)
+	} else if v := Evaluate(w, invs); v != nil {
 		m.fail(w, v)
 	}
 }
@@ -334,6 +336,7 @@ func (r *runState) realTime(t *rapid.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer w.close()
 	m := &machine{run: r, w: w}
 	t.Repeat(m.actions())
 	m.finish()

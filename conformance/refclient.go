@@ -109,6 +109,11 @@ func (w *world) orderState(id int64) models.Order {
 		}
 		return models.Order{}
 	}
+	if r, ok := w.cli.(orderReader); ok {
+		if o, err := r.Order(context.Background(), id); err == nil {
+			return o
+		}
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.paid[id] {

@@ -63,6 +63,9 @@ func (s *Stats) Results() []reports.InvariantResult {
 		}
 		out = append(out, r)
 	}
+	if s.violated == ClientAPI { // the client broke its contract: no invariant is to blame
+		out = append(out, reports.InvariantResult{Name: ClientAPI, Verdict: reports.Fail, Reason: s.violation})
+	}
 	return out
 }
 
