@@ -81,12 +81,11 @@ func newWorld(cfg Config, m *mutants.Mutant) (*world, error) {
 			return nil, err
 		}
 		w.prov = wm
-	case cfg.under != nil && cfg.under.launch != nil:
+	case cfg.under.overHTTP():
 		// A service in another process: the embedded provider in real time,
 		// behind a loopback proxy (overHTTP).
-		clock := &faults.OffsetClock{}
-		w.clock, w.real, w.loopback = clock, true, true
-		w.prov = newEmbedded(cfg, m, w.hist, clock.Now)
+		w.clock, w.prov = newLoopback(cfg, m, w.hist)
+		w.real, w.loopback = true, true
 	case cfg.isRemote():
 		clock := &faults.OffsetClock{}
 		rb := newRemoteBackend(cfg.Remote, w.hist, clock.Now)

@@ -301,7 +301,7 @@ const drainTime = time.Hour
 // in a virtual-time bubble (rapid.SyncTest) against the configured client
 // and provider, and checks the invariants after every step.
 func (r *runState) Property() func(*rapid.T) {
-	if r.cfg.Provider == ProviderWireMock || r.cfg.isRemote() {
+	if r.cfg.Provider == ProviderWireMock || r.cfg.isRemote() || r.cfg.under.overHTTP() {
 		return r.realTime
 	}
 	return func(t *rapid.T) {
