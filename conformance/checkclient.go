@@ -151,22 +151,23 @@ func (m *machine) judged(invs []Invariant) []Invariant {
 
 // pkgDir is the test's package directory relative to the module root
 // ("conformance" for this package's own tests), where report paths and
-// the replay command start from; "." when no go.mod is found above it.
+// the replay command start from; "conformance" when no go.mod is found
+// above it (a child process of a test, run in a temporary folder).
 var pkgDir = sync.OnceValue(func() string {
 	wd, err := os.Getwd()
 	if err != nil {
-		return "."
+		return "conformance"
 	}
 	for dir := wd; ; dir = filepath.Dir(dir) {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
 			rel, err := filepath.Rel(dir, wd)
 			if err != nil {
-				return "."
+				return "conformance"
 			}
 			return rel
 		}
 		if filepath.Dir(dir) == dir {
-			return "."
+			return "conformance"
 		}
 	}
 })
