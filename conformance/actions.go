@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/idemcheck/idemcheck/checkout"
 	"github.com/idemcheck/idemcheck/models"
 	"github.com/idemcheck/idemcheck/sut/client"
 	"pgregory.net/rapid"
@@ -110,7 +111,7 @@ func (m *machine) doubleClick(t *rapid.T) {
 	n := rapid.IntRange(2, 4).Draw(t, "clicks")
 	gap := time.Duration(rapid.IntRange(1, 300).Draw(t, "gap_ms"))*time.Millisecond + gapOffset
 	m.stepWith("double-click", fmt.Sprintf("order %d with %s, %d clicks %v apart", o.ID, card, n, gap), m.drawFaults(t))
-	done := make(chan client.CheckoutResult, n)
+	done := make(chan checkout.Result, n)
 	for i := 0; i < n; i++ {
 		cli := m.w.instance(i % m.w.cfg.Instances) // behind a load balancer, clicks land on the instances in turn
 		go func(i int) {
@@ -170,7 +171,8 @@ func (m *machine) reconcile(t *rapid.T) {
 	m.raceReconciliation(race)
 }
 
-func (m *machine) crashRestart(*rapid.T) {
+func (m *machine) crashRestart(t *rapid.T) {
+	m.needRestart(t)
 	m.step("crash-restart", "")
 	id := m.w.hist.BeginOp(models.Operation{Actor: "operator", Kind: models.OpCrash, InvokedAt: m.w.clock.Now()})
 	m.w.restart()
@@ -181,6 +183,7 @@ func (m *machine) crashRestart(*rapid.T) {
 // a drawn time, while its request may be out; the restarted client keeps
 // the store. The lost call's result is never seen by the shopper.
 func (m *machine) crashDuringCheckout(t *rapid.T) {
+	m.needRestart(t)
 	o := m.drawOrder(t)
 	card := rapid.SampledFrom(cardLabels).Draw(t, "card")
 	after := time.Duration(rapid.IntRange(1, 12000).Draw(t, "crash_after_ms"))*time.Millisecond + 171*time.Microsecond
@@ -192,7 +195,10 @@ func (m *machine) crashDuringCheckout(t *rapid.T) {
 	// 0: after crash_after_ms; i: at the i-th crash point of the checkout.
 	// Drawn last, so that shrinking keeps the timed crash unless a point
 	// matters.
-	at := rapid.IntRange(0, len(client.CheckoutPoints)).Draw(t, "crash_at")
+	at := 0
+	if _, ok := m.w.cli.(*refClient); ok { // crash points are the reference client's
+		at = rapid.IntRange(0, len(client.CheckoutPoints)).Draw(t, "crash_at")
+	}
 	args := fmt.Sprintf("order %d with %s, crash after %v", o.ID, card, after)
 	if at > 0 {
 		args = fmt.Sprintf("order %d with %s, crash at %s", o.ID, card, client.CheckoutPoints[at-1])

@@ -75,7 +75,7 @@ func (m *machine) raceReconciliation(r race) {
 }
 
 // reconcileOn runs the reconciliation job of instance i once, as actor.
-func (w *world) reconcileOn(i int, actor string) client.ReconcileReport {
+func (w *world) reconcileOn(i int, actor string) string {
 	saved := w.cli
 	w.cli = w.instance(i)
 	defer func() { w.cli = saved }()
@@ -104,13 +104,13 @@ func (w *world) resendOldest(i int) {
 // does (the order was paid, another intent is open) — then restarts it
 // from the store. The lost call's result is never seen by the shopper.
 func (m *machine) crashAtPoint(o models.Order, card string, p client.Point) {
-	w, cli := m.w, m.w.cli
+	w, cli := m.w, m.w.cli.(*refClient)
 	var c pointCrash
 	crash := func() {
 		c.once.Do(func() {
 			c.at = w.clock.Now()
 			c.op = w.hist.BeginOp(models.Operation{Actor: "operator", Kind: models.OpCrash, Detail: string(p), InvokedAt: c.at})
-			cli.Crash()
+			cli.crash()
 		})
 	}
 	w.points.arm(p, crash)

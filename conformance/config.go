@@ -85,6 +85,7 @@ type Config struct {
 	Instances int
 
 	pgStore *outsideStore // the run's PostgreSQL store (prepareStore)
+	under   *underTest    // the client under test of CheckClient; nil: the reference client
 	// Baseline lists the acknowledged deviations: one it lists is reported
 	// KNOWN, not FAIL (see Baseline for the file's format); none by
 	// default. IDEMCHECK_BASELINE names the file.

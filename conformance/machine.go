@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
+	"github.com/idemcheck/idemcheck/checkout"
 	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/models"
 	"github.com/idemcheck/idemcheck/sut/client"
@@ -22,34 +24,46 @@ var cards = map[string]string{
 // cardLabels is cards' keys in drawing order.
 var cardLabels = []string{"visa", "mastercard", "declined"}
 
-// world is one sequence's systems: the reference (or mutant) client and
-// the provider under test wired through the fault layer, on the run's clock
+// world is one sequence's systems: the client under test (the reference
+// client, a mutant of it, or a checkout.Client of CheckClient) and the
+// provider under test wired through the fault layer, on the run's clock
 // (virtual for the embedded provider, real plus an offset otherwise).
 type world struct {
 	cfg   Config
 	clock faults.Clock
 	// real is true when time is real (WireMock): a goroutine's own wait is
-	// then a scaled real pause, and provider-only invariants are left out.
+	// then a scaled real pause, and provider-only invariants are left out
+	// unless specJudged or loopback.
 	real bool
 	// specJudged is true when time is real but the provider's decisions
 	// are still seen in order (the provider on Redis, behind the InProcess
 	// wire): every invariant is judged as in process.
 	specJudged bool
+	// loopback: the embedded provider serves a client in another process
+	// (CheckService), and its decisions are still recorded.
+	loopback bool
 	// killable: the provider process can be killed (World.Killable).
 	killable bool
-	hist     *models.History
-	prov     backend
-	faults   *faults.Transport
+	// closers end what the world started outside the process (a service,
+	// the loopback proxy), last first.
+	closers []func()
+	hist    *models.History
+	prov    backend
+	faults  *faults.Transport
 	// schedules lists each step's drawn fault schedule, for the report.
 	schedules []string
-	// store is the client's attempt store (Config.ClientStore), shared by
-	// every instance.
+	// store is the reference client's attempt store (Config.ClientStore),
+	// shared by every instance; nil for a client under test.
 	store client.AttemptStore
-	ccfg  client.Config
+	// ccfg is the reference client's configuration; for a client under
+	// test only its timings count (what finish outwaits).
+	ccfg client.Config
 	// cli is client instance 0; extra holds instances 1.. when
-	// Config.Instances > 1, each a process of its own over store.
-	cli   *client.Client
-	extra []*client.Client
+	// Config.Instances > 1, each a process of its own over store. The
+	// state machine drives them only through checkout.Client and its
+	// capabilities.
+	cli   checkout.Client
+	extra []checkout.Client
 	// storeErr is the first error opening the store for a client; the next
 	// snapshot reports it.
 	storeErr error
@@ -57,11 +71,15 @@ type world struct {
 	keys     *keySource
 	orders   []models.Order
 	lastCard map[int64]string
+
+	mu    sync.Mutex     // guards paid, broke
+	paid  map[int64]bool // orders a checkout answered Paid, for a client without a view
+	broke error          // the first broken contract of the client under test (contract.go)
 }
 
 // newWorld builds the systems for one sequence.
 func newWorld(cfg Config, m *mutants.Mutant) (*world, error) {
-	w := &world{cfg: cfg, hist: models.NewHistory(), lastCard: map[int64]string{}}
+	w := &world{cfg: cfg, hist: models.NewHistory(), lastCard: map[int64]string{}, paid: map[int64]bool{}}
 	switch {
 	case cfg.Provider == ProviderWireMock:
 		w.clock, w.real = &faults.OffsetClock{}, true
@@ -70,6 +88,11 @@ func newWorld(cfg Config, m *mutants.Mutant) (*world, error) {
 			return nil, err
 		}
 		w.prov = wm
+	case cfg.under.overHTTP():
+		// A service in another process: the embedded provider in real time,
+		// behind a loopback proxy (overHTTP).
+		w.clock, w.prov = newLoopback(cfg, m, w.hist)
+		w.real, w.loopback = true, true
 	case cfg.isRemote():
 		clock := &faults.OffsetClock{}
 		rb := newRemoteBackend(cfg.Remote, w.hist, clock.Now)
@@ -113,6 +136,13 @@ func newWorld(cfg Config, m *mutants.Mutant) (*world, error) {
 		AbandonAfter:   client.DefaultAbandonAfter,
 		Interval:       client.DefaultInterval,
 	}
+	if u := cfg.under; u != nil {
+		if err := w.openUnderTest(u); err != nil {
+			w.close()
+			return nil, err
+		}
+		return w, nil
+	}
 	if m != nil && m.Client != nil {
 		m.Client(&w.ccfg)
 	}
@@ -129,8 +159,13 @@ func newWorld(cfg Config, m *mutants.Mutant) (*world, error) {
 	return w, nil
 }
 
-// open starts a process of client instance i over the store.
-func (w *world) open(i int) *client.Client {
+// open is reference client instance i as a checkout.Client.
+func (w *world) open(i int) *refClient {
+	return &refClient{w: w, i: i, cli: w.openProcess(i)}
+}
+
+// openProcess starts a process of reference client instance i over the store.
+func (w *world) openProcess(i int) *client.Client {
 	cfg := w.ccfg
 	cfg.Instance = instanceName(i, w.cfg.Instances)
 	c, err := client.Open(context.Background(), cfg, w.store)
@@ -141,7 +176,7 @@ func (w *world) open(i int) *client.Client {
 }
 
 // instance is client instance i (0 is w.cli).
-func (w *world) instance(i int) *client.Client {
+func (w *world) instance(i int) checkout.Client {
 	if i == 0 {
 		return w.cli
 	}
@@ -180,9 +215,11 @@ func (w *world) snapshot() (World, error) {
 	if w.storeErr != nil {
 		return World{}, w.storeErr
 	}
-	orders, attempts, err := w.store.Snapshot(context.Background())
-	if err != nil {
-		return World{}, fmt.Errorf("conformance: read the client's store: %w", err)
+	var view checkout.View
+	if v, ok := w.cli.(checkout.Viewer); ok {
+		if view, err = v.View(context.Background()); err != nil {
+			return World{}, fmt.Errorf("conformance: read the client's view: %w", err)
+		}
 	}
 	h := w.hist.Snapshot()
 	if j, ok := w.prov.(journaled); ok {
@@ -192,8 +229,8 @@ func (w *world) snapshot() (World, error) {
 	}
 	return World{
 		History:   h,
-		Orders:    orders,
-		Attempts:  attempts,
+		Orders:    view.Orders,
+		Attempts:  view.Attempts,
 		Charges:   charges,
 		Retention: w.cfg.Retention,
 		Killable:  w.killable,
@@ -201,10 +238,19 @@ func (w *world) snapshot() (World, error) {
 	}, nil
 }
 
-// openOrder opens an order for total minor units of currency.
+// openOrder opens an order for total minor units of currency: placed by a
+// checkout.Placer, numbered 1, 2, 3… by the harness otherwise.
 func (w *world) openOrder(actor string, total int64, currency string) models.Order {
 	id := w.hist.BeginOp(models.Operation{Actor: actor, Kind: models.OpOpenOrder, Amount: total, Currency: currency, InvokedAt: w.clock.Now()})
-	o := w.cli.OpenOrder(total, currency)
+	o := models.Order{ID: int64(len(w.orders) + 1), Total: total, Currency: currency, Status: models.OrderPlaced}
+	if p, ok := w.cli.(checkout.Placer); ok {
+		n, err := p.PlaceOrder(models.WithOp(context.Background(), id), total, currency)
+		if err != nil {
+			n = 0 // a client that cannot place an order: its checkouts answer for order 0
+		}
+		o = w.orderState(n)
+		o.ID, o.Total, o.Currency = n, total, currency
+	}
 	w.hist.EndOp(id, func(op *models.Operation) {
 		op.OrderID, op.Returned, op.ReturnedAt, op.Result = o.ID, true, w.clock.Now(), string(o.Status)
 	})
@@ -215,29 +261,46 @@ func (w *world) openOrder(actor string, total int64, currency string) models.Ord
 // checkout runs one shopper checkout of order with card and records it. It
 // may run on several goroutines at once (a double click); callers note the
 // card in lastCard from the step's own goroutine.
-func (w *world) checkout(cli *client.Client, actor string, order models.Order, card string) client.CheckoutResult {
+func (w *world) checkout(cli checkout.Client, actor string, order models.Order, card string) checkout.Result {
 	return w.pay(actor, order, card, cli.Checkout)
 }
 
 // callback runs the client's payment-ready callback path for order with
-// card, recorded as a checkout by actor "callback".
-func (w *world) callback(cli *client.Client, order models.Order, card string) client.CheckoutResult {
-	return w.pay("callback", order, card, cli.PaymentReady)
+// card, recorded as a checkout by actor "callback"; a client without
+// checkout.Callback gets the shopper's Checkout.
+func (w *world) callback(cli checkout.Client, order models.Order, card string) checkout.Result {
+	if cb, ok := cli.(checkout.Callback); ok {
+		return w.pay("callback", order, card, cb.PaymentReady)
+	}
+	return w.pay("callback", order, card, cli.Checkout)
 }
 
 // pay records one call of a client payment path (Checkout or PaymentReady).
 func (w *world) pay(actor string, order models.Order, card string,
-	call func(ctx context.Context, orderID int64, token string) client.CheckoutResult) client.CheckoutResult {
+	call func(ctx context.Context, o checkout.Order, token string) checkout.Result) checkout.Result {
 	id := w.hist.BeginOp(models.Operation{
 		Actor: actor, Kind: models.OpCheckout, OrderID: order.ID, Card: card,
 		Amount: order.Total, Currency: order.Currency, InvokedAt: w.clock.Now(),
 	})
-	res := call(models.WithOp(context.Background(), id), order.ID, cards[card])
+	res := w.guarded("a checkout", func() checkout.Result {
+		return call(models.WithOp(context.Background(), id), checkout.Order{ID: order.ID, Amount: order.Total, Currency: order.Currency}, cards[card])
+	})
+	if res.Status == 0 {
+		res.Status = res.Outcome.Status()
+	}
 	w.hist.EndOp(id, func(op *models.Operation) {
 		op.ReturnedAt, op.Returned = w.clock.Now(), true
-		op.Result, op.HTTPStatus = string(res.Outcome), res.HTTPStatus
+		op.Result, op.HTTPStatus = string(res.Outcome), res.Status
+		if res.Err != nil {
+			op.Result = "broke the contract: " + res.Err.Error()
+		}
 		op.AttemptID, op.ChargeID = res.AttemptID, res.ChargeID
 	})
+	if res.Outcome == checkout.Paid {
+		w.mu.Lock()
+		w.paid[order.ID] = true
+		w.mu.Unlock()
+	}
 	return res
 }
 
@@ -248,27 +311,27 @@ func (w *world) advance(d time.Duration) {
 	w.hist.EndOp(id, func(op *models.Operation) { op.Returned, op.ReturnedAt = true, w.clock.Now() })
 }
 
-// reconcile runs the reconciliation job once.
-func (w *world) reconcile(actor string) client.ReconcileReport {
+// reconcile runs the reconciliation job once and returns what it said.
+func (w *world) reconcile(actor string) string {
 	id := w.hist.BeginOp(models.Operation{Actor: actor, Kind: models.OpReconcile, InvokedAt: w.clock.Now()})
-	rep := w.cli.RunReconciliation(models.WithOp(context.Background(), id), w.clock.Now())
+	said := w.reconcileGuarded(models.WithOp(context.Background(), id), w.cli)
 	w.hist.EndOp(id, func(op *models.Operation) {
 		op.Returned, op.ReturnedAt = true, w.clock.Now()
-		op.Result = fmt.Sprintf("checked %d, succeeded %d, abandoned %d, still open %d, errors %d",
-			rep.Checked, rep.Succeeded, rep.Abandoned, rep.StillOpen, rep.Errors)
+		op.Result = said
 	})
-	return rep
+	return said
 }
 
-// restart is a crash of the client process: the old instance is fenced
-// off the store and a new one opens it, keeping every stored attempt.
-func (w *world) restart() {
-	w.cli.Crash()
-	w.cli = w.open(0)
+// restart is a crash of client instance 0 (a checkout.Restarter): the
+// process dies and a new one starts from the durable store. It reports
+// whether the client can restart.
+func (w *world) restart() bool {
+	r, ok := w.cli.(checkout.Restarter)
+	if ok {
+		_ = r.Restart(context.Background()) // a restart that failed shows in the next snapshot or checkout
+	}
+	return ok
 }
 
 // order returns the current state of order id.
-func (w *world) order(id int64) models.Order {
-	o, _ := w.store.LoadOrder(context.Background(), id)
-	return o
-}
+func (w *world) order(id int64) models.Order { return w.orderState(id) }

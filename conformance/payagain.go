@@ -3,8 +3,8 @@ package conformance
 import (
 	"fmt"
 
+	"github.com/idemcheck/idemcheck/checkout"
 	"github.com/idemcheck/idemcheck/models"
-	"github.com/idemcheck/idemcheck/sut/client"
 )
 
 // payAbandonedAgain checks the last clause of reconciliation-converges: an
@@ -30,11 +30,11 @@ func (m *machine) payAbandonedAgain() {
 		}
 		why := m.unsettled(sent)
 		switch {
-		case res.Outcome != client.OutcomePaid && why != "":
+		case res.Outcome != checkout.Paid && why != "":
 			m.stopped = why // the provider answered transiently: no verdict
 			m.run.noteStopped(why)
 			return
-		case res.Outcome != client.OutcomePaid:
+		case res.Outcome != checkout.Paid:
 			m.fail(snap, asViolation(ReconciliationConverges, violation(ReconciliationConverges,
 				"order %d was abandoned but paying it again answered %s", o.ID, res.Outcome)))
 		case reusedKey(before, snap.Attempts, o.ID):

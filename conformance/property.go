@@ -105,12 +105,12 @@ func (m *machine) check(*rapid.T) {
 // (sut/wiremock), those two are left out, as they would judge the harness.
 func (m *machine) safety() []Invariant {
 	switch {
-	case !m.w.real || m.w.specJudged:
-		return Safety()
+	case !m.w.real || m.w.specJudged || m.w.loopback:
+		return m.judged(Safety())
 	case m.remoteJudged():
-		return remoteSafety(Safety(), m.run.cfg.Remote.Profile().ErrorsStored)
+		return m.judged(remoteSafety(Safety(), m.run.cfg.Remote.Profile().ErrorsStored))
 	}
-	return withoutProviderOnly(Safety())
+	return m.judged(withoutProviderOnly(Safety()))
 }
 
 // remoteJudged reports whether this run is against a remote provider whose
@@ -139,7 +139,9 @@ func (m *machine) evaluate(invs []Invariant) {
 	for _, inv := range invs {
 		m.evals[inv.Name]++
 	}
-	if v := Evaluate(w, invs); v != nil {
+	if v := m.w.contractViolation(); v != nil {
+		m.fail(w, v)
+	} else if v := Evaluate(w, invs); v != nil {
 		m.fail(w, v)
 	}
 }
@@ -243,7 +245,7 @@ func (m *machine) finish() {
 		m.run.noteStopped(why)
 		return
 	}
-	m.evaluate(Liveness())
+	m.evaluate(m.judged(Liveness()))
 	m.payAbandonedAgain()
 }
 
@@ -269,7 +271,7 @@ const drainTime = time.Hour
 // in a virtual-time bubble (rapid.SyncTest) against the configured client
 // and provider, and checks the invariants after every step.
 func (r *runState) Property() func(*rapid.T) {
-	if r.cfg.Provider == ProviderWireMock || r.cfg.isRemote() || r.cfg.onRedis() {
+	if r.cfg.Provider == ProviderWireMock || r.cfg.isRemote() || r.cfg.onRedis() || r.cfg.under.overHTTP() {
 		return r.realTime
 	}
 	return func(t *rapid.T) {
@@ -310,6 +312,7 @@ func (r *runState) realTime(t *rapid.T) {
 	if c, ok := w.prov.(io.Closer); ok {
 		t.Cleanup(func() { _ = c.Close() }) // a sequence's Redis keys
 	}
+	defer w.close()
 	m := r.newMachine(w, ph)
 	t.Repeat(m.actions())
 	m.finish()

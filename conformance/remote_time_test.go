@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/idemcheck/idemcheck/checkout"
 	"github.com/idemcheck/idemcheck/models"
 	"github.com/idemcheck/idemcheck/sut/client"
 	"github.com/idemcheck/idemcheck/sut/provider"
@@ -39,11 +40,11 @@ func TestRemoteTimeWaitsForTheProvider(t *testing.T) {
 	w, err := newWorld(cfg, nil)
 	require.NoError(t, err)
 	w.ccfg.MaxRetries = -1 // one try, which times out while the provider processes it
-	w.cli = client.New(w.ccfg, w.store)
+	w.cli = &refClient{w: w, cli: client.New(w.ccfg, w.store)}
 
 	o := w.openOrder("shopper", 1000, "EUR")
 	res := w.checkout(w.cli, "shopper", o, "visa")
-	require.Equal(t, client.OutcomePaymentPending, res.Outcome, "the try must time out while the provider processes it")
+	require.Equal(t, checkout.Pending, res.Outcome, "the try must time out while the provider processes it")
 
 	w.clock.Advance(w.ccfg.AbandonAfter + w.ccfg.Interval) // a time-passes step
 	w.reconcile("reconciler")

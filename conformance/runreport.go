@@ -21,7 +21,7 @@ func FromRoot(path string) string {
 	if filepath.IsAbs(path) {
 		return path
 	}
-	return filepath.Join("conformance", path)
+	return filepath.Join(pkgDir(), path)
 }
 
 // envHint is what rapid's own "To reproduce" line needs in front of it.
@@ -139,7 +139,7 @@ func runPattern(test string) string {
 // repository root: the go test line with the run's mutant and failFile
 // (rapid's fail file, relative to the package directory; "" for none).
 func replayCommand(r *runState, failFile string) string {
-	cmd := fmt.Sprintf("go test ./conformance -run '%s'", runPattern(r.test))
+	cmd := fmt.Sprintf("go test ./%s -run '%s'", filepath.ToSlash(pkgDir()), runPattern(r.test))
 	if failFile != "" {
 		cmd += " -rapid.failfile=" + failFile
 	}

@@ -82,6 +82,9 @@ func (s *Stats) Results() []reports.InvariantResult {
 		}
 		out = append(out, r)
 	}
+	if s.violated == ClientAPI { // the client broke its contract: no invariant is to blame
+		out = append(out, reports.InvariantResult{Name: ClientAPI, Verdict: reports.Fail, Reason: s.violation})
+	}
 	return out
 }
 
@@ -120,6 +123,15 @@ func (s *Stats) judging(cfg Config) {
 		} else {
 			delete(s.notJudged, name)
 		}
+	}
+}
+
+// leaveOut marks the invariants of why (name → reason) not judged.
+func (s *Stats) leaveOut(why map[string]string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for name, reason := range why {
+		s.notJudged[name] = reason
 	}
 }
 
@@ -218,7 +230,11 @@ func coverage(w World) map[string]int {
 		}
 	}
 	c[OneKeyPerIntent] = len(refs)
-	c[AtMostOneChargePerOrder] = len(w.Orders)
+	orders := map[int64]bool{} // orders on the wire: a client without a view has no w.Orders
+	for ref := range refs {
+		orders[orderOf(ref)] = true
+	}
+	c[AtMostOneChargePerOrder] = max(len(w.Orders), len(orders))
 	c[BooksBalance] = len(w.Charges)
 	for _, v := range replaySpec(w) {
 		switch v.expect.Kind {

@@ -118,9 +118,10 @@ func instanceName(i, n int) string {
 	return fmt.Sprintf("api-%d", i+1)
 }
 
-// attempts is every payment attempt the store holds, or none when it could
-// not be read (the next snapshot reports the error).
+// attempts is every payment attempt the client's view holds, or none when
+// it has no view or the view could not be read (the next snapshot reports
+// the error).
 func (w *world) attempts() []models.PaymentAttempt {
-	_, atts, _ := w.store.Snapshot(context.Background())
-	return atts
+	v, _ := w.view()
+	return v.Attempts
 }

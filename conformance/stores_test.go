@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/idemcheck/idemcheck/checkout"
 	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/models"
 	"github.com/idemcheck/idemcheck/sut/client"
@@ -39,7 +40,7 @@ func resendDuringReconciliation(t *testing.T, store, mutant string) *ViolationEr
 		drop := faults.Fault{Kind: faults.KindDropRequest}
 		w.faults.Schedule([]faults.Fault{drop, drop, drop, drop})
 		res := w.checkout(w.cli, "shopper", o, "visa")
-		require.Equal(t, client.OutcomePaymentPending, res.Outcome)
+		require.Equal(t, checkout.Pending, res.Outcome)
 		w.lastCard[o.ID] = "visa"
 		w.faults.Heal()
 		mach := &machine{w: w}

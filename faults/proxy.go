@@ -104,19 +104,28 @@ type Proxy struct {
 // history and applying schedule; maxBody caps each body it reads, in bytes
 // (0: DefaultMaxBody, 1 MiB). Close it when done.
 func NewProxy(upstream string, next http.RoundTripper, history *models.History, schedule []Fault, maxBody int64) (*Proxy, error) {
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	t := NewTransport(&RemoteWire{Next: next, History: history, MaxBody: maxBody}, history, schedule)
+	t.MaxBody = maxBody
+	return ServeTransport(t, upstream)
+}
+
+// ServeTransport starts a Proxy on 127.0.0.1 (a free port) whose requests
+// go through t — an in-process Transport in front of the embedded
+// provider, say, so that a client in another process meets the same fault
+// schedule and the same recorded provider decisions — with request paths
+// joined to upstream's. Close it when done.
+func ServeTransport(t *Transport, upstream string) (*Proxy, error) {
 	u, err := url.Parse(upstream)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, errors.New("faults: proxy upstream must be an http(s) URL")
-	}
-	if next == nil {
-		next = http.DefaultTransport
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	t := NewTransport(&RemoteWire{Next: next, History: history, MaxBody: maxBody}, history, schedule)
-	t.MaxBody = maxBody
 	p := &Proxy{
 		Transport: t,
 		URL:       "http://" + ln.Addr().String(),

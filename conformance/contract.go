@@ -1,0 +1,91 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/idemcheck/idemcheck/checkout"
+)
+
+// ClientAPI names the failure of a client under test that breaks its own
+// contract (package checkout, docs/client-api.md) rather than an
+// invariant: a call that panicked, did not return within its bound, or
+// answered something that is not one of the four outcomes. The run fails
+// on it, with a report, like on an invariant.
+const ClientAPI = "client-api"
+
+// callBound is how long past the client's TotalTimeout a checkout or a
+// reconciliation may take before the harness stops waiting for it.
+const callBound = time.Minute
+
+// guarded runs one call of the client under test: a panic, an Err, or an
+// outcome outside the contract is a breach (recorded, and judged after the
+// step as ClientAPI); the Result then reads Failed to the history. A call
+// that does not return within TotalTimeout + callBound is a breach too,
+// and is left running.
+func (w *world) guarded(what string, call func() checkout.Result) checkout.Result {
+	done := make(chan checkout.Result, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				done <- checkout.Result{Outcome: checkout.Failed, Err: fmt.Errorf("%s panicked", what)}
+			}
+		}()
+		done <- call()
+	}()
+	var res checkout.Result
+	timer := time.NewTimer(w.ccfg.TotalTimeout + w.scale(callBound))
+	defer timer.Stop()
+	select {
+	case res = <-done:
+	case <-timer.C:
+		res = checkout.Result{Outcome: checkout.Failed, Err: fmt.Errorf("%s did not return within %v", what, w.ccfg.TotalTimeout+w.scale(callBound))}
+	}
+	switch res.Outcome {
+	case checkout.Paid, checkout.Pending, checkout.Declined, checkout.Failed:
+	default:
+		if res.Err == nil {
+			res.Err = fmt.Errorf("%s answered %q, not one of Paid, PaymentPending, Declined, Failed", what, res.Outcome)
+		}
+	}
+	if res.Err != nil {
+		w.breach(res.Err)
+		res.Outcome = checkout.Failed
+	}
+	return res
+}
+
+// reconcileGuarded is Reconcile under the same guard.
+func (w *world) reconcileGuarded(ctx context.Context, cli checkout.Client) string {
+	var said string
+	res := w.guarded("a reconciliation", func() checkout.Result {
+		s, err := cli.Reconcile(ctx)
+		said = s
+		return checkout.Result{Outcome: checkout.Paid, Err: err}
+	})
+	if res.Err != nil {
+		return "error: " + res.Err.Error()
+	}
+	return said
+}
+
+// breach keeps the first broken contract of the sequence.
+func (w *world) breach(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.broke == nil {
+		w.broke = err
+	}
+}
+
+// contractViolation is the first broken contract as a violation, or nil.
+func (w *world) contractViolation() *ViolationError {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.broke == nil {
+		return nil
+	}
+	msg := ClientAPI + ": " + w.broke.Error()
+	return &ViolationError{Invariant: ClientAPI, Message: msg, Category: msg}
+}

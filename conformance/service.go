@@ -1,0 +1,100 @@
+package conformance
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/idemcheck/idemcheck/checkout"
+	"github.com/idemcheck/idemcheck/faults"
+	"github.com/idemcheck/idemcheck/models"
+	"github.com/idemcheck/idemcheck/sut/mutants"
+	"github.com/idemcheck/idemcheck/sut/service"
+)
+
+// ServiceOptions bound a CheckService run's calls to the service.
+type ServiceOptions struct {
+	// CallTimeout bounds each request to the service, answer included;
+	// default service.DefaultCallTimeout (5 s). A service that does not
+	// answer a checkout within it fails the run on client-api.
+	CallTimeout time.Duration
+}
+
+// WithService sets CheckService's bounds.
+func WithService(o ServiceOptions) Option {
+	return func(u *underTest) { u.service = o }
+}
+
+// CheckService checks the conformance property against a checkout service
+// in another process, in any language, speaking docs/client-api.md: for
+// each drawn sequence, launch starts a fresh service whose provider is the
+// embedded reference provider behind the fault proxy on 127.0.0.1, in real
+// time (the service's own timeouts should be scaled like Config.TimeScale:
+// 1/15 by default, attempt 200 ms, total 667 ms); the harness places
+// orders, checks out, reconciles and (if offered) restarts and reads the
+// state over HTTP, and judges what crossed the wire to the provider plus
+// the service's answers. Every call is bounded (ServiceOptions); a hung,
+// crashed or garbage-answering service fails on client-api with a report.
+func CheckService(t *testing.T, launch service.Launcher, opts ...Option) *Stats {
+	t.Helper()
+	return CheckClient(t, nil, append([]Option{func(u *underTest) { u.launch = launch }}, opts...)...)
+}
+
+// dialService is the checkout.New of CheckService: start the service
+// against the loopback provider and dial it.
+func (w *world) dialService(u *underTest) checkout.New {
+	return func(env checkout.Env) (checkout.Client, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), service.StartTimeout+time.Second)
+		defer cancel()
+		base, stop, err := u.launch(ctx, env.BaseURL)
+		if err != nil {
+			return nil, err
+		}
+		w.closers = append(w.closers, stop)
+		return service.Dial(ctx, service.Config{BaseURL: base, Now: env.Now, CallTimeout: u.service.CallTimeout})
+	}
+}
+
+// overHTTP reports whether the client under test is a service in another
+// process (CheckService): the run is then in real time.
+func (u *underTest) overHTTP() bool { return u != nil && u.launch != nil }
+
+// loopback is the embedded provider serving a service in another process,
+// in real time: like a remote provider, it goes on processing a request
+// whose client hung up (detached), and the run's clock waits for those
+// answers before time jumps — else a reconciliation asked while the
+// provider was still charging, abandoned the attempt, and the charge that
+// landed after it showed as books-balance (found by TestServiceOverHTTP).
+type loopback struct {
+	*embedded
+	wire *detached
+}
+
+func newLoopback(cfg Config, m *mutants.Mutant, hist *models.History) (faults.Clock, loopback) {
+	clock := &faults.OffsetClock{}
+	e := newEmbedded(cfg, m, hist, clock.Now)
+	l := loopback{embedded: e, wire: newDetached(e.Wire(), func(context.Context) error { return nil })}
+	return remoteClock{OffsetClock: clock, quiesce: l.wire.quiesce}, l
+}
+
+// Wire implements backend.
+func (l loopback) Wire() http.RoundTripper { return l.wire }
+
+// close ends what the world started outside the process, last first.
+func (w *world) close() {
+	for i := len(w.closers) - 1; i >= 0; i-- {
+		w.closers[i]()
+	}
+	w.closers = nil
+	if c, ok := w.cli.(io.Closer); ok {
+		_ = c.Close()
+	}
+}
+
+// orderReader is a client that can say where one order stands (the
+// service's GET /orders/{id}) without a whole view.
+type orderReader interface {
+	Order(ctx context.Context, id int64) (models.Order, error)
+}

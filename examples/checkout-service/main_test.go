@@ -1,0 +1,108 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemcheck/idemcheck/conformance"
+	"github.com/idemcheck/idemcheck/sut/service"
+)
+
+// bin is the service, built once by TestMain: the harness runs it as its
+// own process, as it would a service in any other language.
+var bin string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	// A real-time sequence takes about 0.7 s here: 25 of them by default
+	// (RAPID_CHECKS or -rapid.checks for more), to keep the test command short.
+	explicit := os.Getenv("RAPID_CHECKS") != ""
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "rapid.checks" })
+	if !explicit {
+		_ = flag.Set("rapid.checks", "25")
+	}
+	if bin = os.Getenv(binVar); bin != "" { // a child of TestBrokenVariantsAreCaught
+		os.Exit(m.Run())
+	}
+	dir, err := os.MkdirTemp("", "checkout-service-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin = filepath.Join(dir, "checkout-service")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build the service: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// bugVar selects a planted bug in the child runs of
+// TestBrokenVariantsAreCaught; unset, TestServiceOverHTTP certifies the
+// service as written.
+const bugVar = "CHECKOUT_SERVICE_BUG"
+
+// binVar hands the child runs the service TestMain built.
+const binVar = "CHECKOUT_SERVICE_BIN"
+
+// launch starts the service with its timeouts scaled to the harness's
+// real-time runs (Config.TimeScale 1/15: 3 s → 200 ms, 10 s → 667 ms,
+// 1 s → 67 ms), as docs/client-api.md asks.
+func launch(bug string) service.Launcher {
+	return service.Command(bin, "-addr", "127.0.0.1:0", "-attempt-timeout", "200ms",
+		"-total-timeout", "667ms", "-retry-delay", "67ms", "-bug", bug)
+}
+
+// TestServiceOverHTTP certifies the service over HTTP: the harness starts
+// it per sequence against the embedded provider behind the fault proxy,
+// drives its endpoints and judges the wire and its answers.
+func TestServiceOverHTTP(t *testing.T) {
+	conformance.CheckService(t, launch(os.Getenv(bugVar)))
+}
+
+// TestBrokenVariantsAreCaught runs TestServiceOverHTTP in a child process
+// with each planted bug, and asserts that it fails on the expected
+// invariant with a report whose counterexample has at most 3 shopper steps.
+// Real time makes shrinking slow (a sequence costs about 0.5 s), so each
+// child shrinks for 10 s under the fixed seed 3.
+func TestBrokenVariantsAreCaught(t *testing.T) {
+	for bug, want := range map[string]string{
+		"fresh-key-per-request": conformance.OneKeyPerIntent,
+		"conflict-is-failure":   conformance.ConflictNeverFinal,
+		"no-card-guard":         conformance.ConflictNeverFinal,
+		"key-after-send":        conformance.OneKeyPerIntent,
+	} {
+		t.Run(bug, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			cmd := exec.Command(os.Args[0], "-test.run=^TestServiceOverHTTP$", "-rapid.seed=3")
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), bugVar+"="+bug, binVar+"="+bin, "IDEMCHECK_REPORT_DIR="+dir, "RAPID_CHECKS=100",
+				"RAPID_SHRINKTIME=10s", "IDEMCHECK_PROVIDER=", "IDEMCHECK_MUTANT=", "GITHUB_STEP_SUMMARY=", "IDEMCHECK_REPRODUCE=0")
+			out, err := cmd.CombinedOutput()
+			require.Error(t, err, "the %s variant passed:\n%s", bug, out)
+			files, _ := filepath.Glob(filepath.Join(dir, "*-TestServiceOverHTTP", "failure.json"))
+			require.Len(t, files, 1, "a failing run writes one JSON report; output:\n%s", out)
+			raw, err := os.ReadFile(files[0])
+			require.NoError(t, err)
+			var rep struct {
+				Invariant string `json:"invariant"`
+				StepCount int    `json:"step_count"`
+			}
+			require.NoError(t, json.Unmarshal(raw, &rep))
+			t.Logf("%s: %s after %d shopper steps", bug, rep.Invariant, rep.StepCount)
+			assert.Equal(t, want, rep.Invariant, "output:\n%s", out)
+			assert.LessOrEqual(t, rep.StepCount, 3, "the counterexample has at most 3 shopper steps; output:\n%s", out)
+		})
+	}
+}
