@@ -41,6 +41,9 @@ func (w *world) guarded(what string, call func() checkout.Result) checkout.Resul
 	case res = <-done:
 	case <-timer.C:
 		res = checkout.Result{Outcome: checkout.Failed, Err: fmt.Errorf("%s did not return within %v", what, w.ccfg.TotalTimeout+w.scale(callBound))}
+		w.mu.Lock()
+		w.hung = append(w.hung, done)
+		w.mu.Unlock()
 	}
 	switch res.Outcome {
 	case checkout.Paid, checkout.Pending, checkout.Declined, checkout.Failed:
@@ -68,6 +71,35 @@ func (w *world) reconcileGuarded(ctx context.Context, cli checkout.Client) strin
 		return "error: " + res.Err.Error()
 	}
 	return said
+}
+
+// hangBound is how long, past the end of a sequence, the harness waits for
+// calls of the client under test that did not return within their bound:
+// on virtual time a bubble's clock stops when its main goroutine exits, so
+// a call still sleeping then is reported by synctest as a deadlock.
+const hangBound = 48 * time.Hour
+
+// drainHung waits, at most hangBound, for the calls that outlived their
+// bound. A call blocked on anything but time (a channel never closed) is
+// still left behind, and synctest then reports it: give the client's
+// blocking calls the context it is handed.
+func (w *world) drainHung() {
+	w.mu.Lock()
+	hung := w.hung
+	w.hung = nil
+	w.mu.Unlock()
+	if len(hung) == 0 {
+		return
+	}
+	timer := time.NewTimer(hangBound)
+	defer timer.Stop()
+	for _, done := range hung {
+		select {
+		case <-done:
+		case <-timer.C:
+			return
+		}
+	}
 }
 
 // breach keeps the first broken contract of the sequence.

@@ -72,9 +72,12 @@ type world struct {
 	orders   []models.Order
 	lastCard map[int64]string
 
-	mu    sync.Mutex     // guards paid, broke
+	mu    sync.Mutex     // guards paid, broke, hung
 	paid  map[int64]bool // orders a checkout answered Paid, for a client without a view
 	broke error          // the first broken contract of the client under test (contract.go)
+	// hung holds the answers still to come of calls of the client under
+	// test that outlived their bound (drainHung waits for them).
+	hung []chan checkout.Result
 }
 
 // newWorld builds the systems for one sequence.

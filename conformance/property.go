@@ -288,6 +288,7 @@ func (r *runState) Property() func(*rapid.T) {
 			t.Cleanup(func() {
 				m.w.faults.Heal()
 				m.w.clock.Advance(drainTime)
+				m.w.drainHung()
 			})
 			t.Repeat(m.actions())
 			m.finish()

@@ -133,7 +133,7 @@ func TestCrashAtAPointLosesTheCallAndKeepsTheKey(t *testing.T) {
 				require.Equal(t, models.AttemptOpen, w.attempts()[0].Status, "the crashed client wrote no status")
 
 				res := w.checkout(w.cli, "shopper", o, "visa")
-				assert.Equal(t, client.OutcomePaid, res.Outcome, "the restarted client resends the stored key: a replay")
+				assert.Equal(t, checkout.Paid, res.Outcome, "the restarted client resends the stored key: a replay")
 				snap, err := w.snapshot()
 				require.NoError(t, err)
 				assert.Nil(t, Evaluate(snap, Safety()))

@@ -1,0 +1,92 @@
+package checkout_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemcheck/idemcheck/checkout"
+	"github.com/idemcheck/idemcheck/conformance"
+)
+
+// brokenVar selects, in a child process of TestCheckClient_broken, the way
+// the client under test breaks its contract.
+const brokenVar = "IDEMCHECK_TEST_BROKEN_CLIENT"
+
+// broken is a client under test that breaks the checkout contract on its
+// first checkout: it panics, hangs past every timeout (ignoring its
+// context), or answers an outcome that is not one of the four.
+type broken struct{ how string }
+
+func (b broken) Checkout(context.Context, checkout.Order, string) checkout.Result {
+	switch b.how {
+	case "panics":
+		panic("boom")
+	case "hangs":
+		<-time.After(2 * time.Hour) // virtual time in the harness's bubble: ignores its context
+		return checkout.Result{Outcome: checkout.Paid}
+	}
+	return checkout.Result{Outcome: "OK!"}
+}
+
+func (broken) Reconcile(context.Context) (string, error) { return "", nil }
+
+// TestCheckClient_broken: a client under test that panics, hangs or answers
+// garbage ends the run with a clear verdict (client-api, with a fixed
+// sentence) and a failure report, in a bounded time — never a crash of the
+// test binary or a hang. Each client runs in a child process of this test,
+// since the run must fail.
+func TestCheckClient_broken(t *testing.T) {
+	if how := os.Getenv(brokenVar); how != "" {
+		conformance.CheckClient(t, func(checkout.Env) (checkout.Client, error) { return broken{how}, nil })
+		return
+	}
+	for how, want := range map[string]string{
+		"panics":  "client-api: a checkout panicked",
+		"hangs":   "client-api: a checkout did not return within",
+		"garbage": `client-api: a checkout answered "OK!", not one of Paid, PaymentPending, Declined, Failed`,
+	} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestCheckClient_broken$", "-rapid.seed=1")
+			cmd.Env = append(os.Environ(), brokenVar+"="+how, "IDEMCHECK_REPORT_DIR="+dir, "RAPID_CHECKS=20",
+				"IDEMCHECK_PROVIDER=", "IDEMCHECK_MUTANT=", "GITHUB_STEP_SUMMARY=", "IDEMCHECK_REPRODUCE=0")
+			cmd.Dir = t.TempDir() // rapid's fail file lands there, not in the package
+			out, err := cmd.CombinedOutput()
+			require.NoError(t, ctx.Err(), "the run did not end in time; output:\n%s", out)
+			var exit *exec.ExitError
+			require.ErrorAs(t, err, &exit, "the run must fail; output:\n%s", out)
+			assert.NotContains(t, string(out), "panic: boom", "the client's panic must not crash the test binary")
+			// Regression: a Go client still sleeping past its bound when the
+			// sequence ended made synctest report a deadlock ("[rapid] panic
+			// after 0 tests") instead of the verdict.
+			assert.NotContains(t, string(out), "deadlock")
+			assert.Contains(t, string(out), "[rapid] failed after")
+			files, _ := filepath.Glob(filepath.Join(dir, "*", "failure.json"))
+			require.Len(t, files, 1, "one failure report; output:\n%s", out)
+			raw, err := os.ReadFile(files[0])
+			require.NoError(t, err)
+			var rep struct {
+				Invariant string `json:"invariant"`
+				Message   string `json:"message"`
+				StepCount int    `json:"step_count"`
+			}
+			require.NoError(t, json.Unmarshal(raw, &rep))
+			assert.Equal(t, "client-api", rep.Invariant)
+			assert.Contains(t, rep.Message, want)
+			assert.LessOrEqual(t, rep.StepCount, 2, "a broken first checkout shrinks to a short sequence")
+			_, err = os.Stat(filepath.Join(filepath.Dir(files[0]), "failure.md"))
+			assert.NoError(t, err, "the Markdown report beside the JSON")
+		})
+	}
+}
