@@ -3,9 +3,13 @@ package checkout_test
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +18,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/checkout"
 	"github.com/idemcheck/idemcheck/conformance"
+	"github.com/idemcheck/idemcheck/sut/service"
 )
 
 // brokenVar selects, in a child process of TestCheckClient_broken, the way
@@ -38,13 +43,52 @@ func (b broken) Checkout(context.Context, checkout.Order, string) checkout.Resul
 
 func (broken) Reconcile(context.Context) (string, error) { return "", nil }
 
-// TestCheckClient_broken: a client under test that panics, hangs or answers
+// brokenService is a checkout service on 127.0.0.1 that places orders as
+// docs/client-api.md says, reconciles (nothing), and breaks the contract on checkout: it hangs
+// until the harness hangs up, panics (net/http then cuts the connection),
+// or answers bytes that are not HTTP.
+func brokenService(how string) service.Launcher {
+	return func(context.Context, string) (string, func(), error) {
+		mux := http.NewServeMux()
+		mux.HandleFunc("POST /orders", func(w http.ResponseWriter, _ *http.Request) {
+			w.WriteHeader(http.StatusCreated)
+			_, _ = w.Write([]byte(`{"id": 1}`))
+		})
+		mux.HandleFunc("POST /reconcile", func(w http.ResponseWriter, _ *http.Request) {
+			_, _ = w.Write([]byte(`{"summary": "checked 0"}`))
+		})
+		mux.HandleFunc("POST /orders/{id}/checkout", func(w http.ResponseWriter, r *http.Request) {
+			switch how {
+			case "service-hangs":
+				_, _ = io.Copy(io.Discard, r.Body)
+				<-r.Context().Done()
+			case "service-panics":
+				panic("boom")
+			default:
+				if c, _, err := http.NewResponseController(w).Hijack(); err == nil {
+					_, _ = c.Write([]byte("OK PAID\r\n\r\n"))
+					_ = c.Close()
+				}
+			}
+		})
+		s := httptest.NewServer(mux)
+		return s.URL, s.Close, nil
+	}
+}
+
+// TestCheckClient_broken: a client under test — in Go (CheckClient) or a
+// service over HTTP (CheckService) — that panics, hangs or answers
 // garbage ends the run with a clear verdict (client-api, with a fixed
 // sentence) and a failure report, in a bounded time — never a crash of the
 // test binary or a hang. Each client runs in a child process of this test,
 // since the run must fail.
 func TestCheckClient_broken(t *testing.T) {
-	if how := os.Getenv(brokenVar); how != "" {
+	switch how := os.Getenv(brokenVar); {
+	case how == "":
+	case strings.HasPrefix(how, "service-"):
+		conformance.CheckService(t, brokenService(how), conformance.WithService(conformance.ServiceOptions{CallTimeout: time.Second}))
+		return
+	default:
 		conformance.CheckClient(t, func(checkout.Env) (checkout.Client, error) { return broken{how}, nil })
 		return
 	}
@@ -52,14 +96,21 @@ func TestCheckClient_broken(t *testing.T) {
 		"panics":  "client-api: a checkout panicked",
 		"hangs":   "client-api: a checkout did not return within",
 		"garbage": `client-api: a checkout answered "OK!", not one of Paid, PaymentPending, Declined, Failed`,
+		// The same over HTTP (CheckService), bounded by the call timeout.
+		"service-hangs":   "client-api: a checkout got no answer within 1s",
+		"service-panics":  "client-api: a checkout lost the connection before a whole answer",
+		"service-garbage": "client-api: a checkout got an answer that is not HTTP",
 	} {
 		t.Run(how, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+			ctx, cancel := context.WithTimeout(t.Context(), 6*time.Minute)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestCheckClient_broken$", "-rapid.seed=1")
-			cmd.Env = append(os.Environ(), brokenVar+"="+how, "IDEMCHECK_REPORT_DIR="+dir, "RAPID_CHECKS=20",
+			// Over HTTP every shrink attempt that reaches the hang waits out
+			// the call timeout (1 s): rapid's shrink time is what bounds the
+			// run then (15 min unless RAPID_SHRINKTIME says otherwise).
+			cmd.Env = append(os.Environ(), brokenVar+"="+how, "IDEMCHECK_REPORT_DIR="+dir, "RAPID_CHECKS=20", "RAPID_SHRINKTIME=20s",
 				"IDEMCHECK_PROVIDER=", "IDEMCHECK_MUTANT=", "GITHUB_STEP_SUMMARY=", "IDEMCHECK_REPRODUCE=0")
 			cmd.Dir = t.TempDir() // rapid's fail file lands there, not in the package
 			out, err := cmd.CombinedOutput()
