@@ -155,27 +155,7 @@ type FailurePaths struct {
 // dir/index.md and, when GITHUB_STEP_SUMMARY is set, appends
 // FailureSummary to it.
 func WriteFailureRun(dir string, started time.Time, f Failure, invariants []string) (FailurePaths, error) {
-	folder := RunFolder(started, f.Test)
-	p := FailurePaths{Dir: filepath.Join(dir, folder)}
-	js, err := JSON(f)
-	if err != nil {
-		return p, err
-	}
-	junit, err := FailureJUnit(f, invariants)
-	if err != nil {
-		return p, err
-	}
-	e := RunEntry{RunID: f.Test, Kind: "failure", Started: started, Verdict: Fail,
-		Summary: firstLine(f.Message), Report: "failure.md"}
-	if err := writeRun(dir, folder, e, map[string][]byte{
-		"failure.md": Markdown(f), "failure.json": js, "failure.curl.sh": CurlScript(f), "failure.junit.xml": junit,
-	}); err != nil {
-		return p, err
-	}
-	p.Markdown, p.JSON = filepath.Join(p.Dir, "failure.md"), filepath.Join(p.Dir, "failure.json")
-	p.Curl, p.JUnit = filepath.Join(p.Dir, "failure.curl.sh"), filepath.Join(p.Dir, "failure.junit.xml")
-	_, err = AppendStepSummary(FailureSummary(f, p.Markdown))
-	return p, err
+	return WriteDeviationRun(dir, started, 1, f, invariants) // the first deviation's names
 }
 
 // WriteRunSummary records a property run that did not fail under dir:
