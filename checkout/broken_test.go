@@ -76,6 +76,12 @@ func brokenService(how string) service.Launcher {
 	}
 }
 
+// serviceBudget is the duration budget of a broken service's run: every
+// shrink attempt that reaches the hung checkout waits out its call timeout
+// (1 s), and rapid checks its shrink time only between passes, so without
+// it the hung service's run took over 2 minutes.
+const serviceBudget = 30 * time.Second
+
 // TestCheckClient_broken: a client under test — in Go (CheckClient) or a
 // service over HTTP (CheckService) — that panics, hangs or answers
 // garbage ends the run with a clear verdict (client-api, with a fixed
@@ -86,7 +92,7 @@ func TestCheckClient_broken(t *testing.T) {
 	switch how := os.Getenv(brokenVar); {
 	case how == "":
 	case strings.HasPrefix(how, "service-"):
-		conformance.CheckService(t, brokenService(how), conformance.WithService(conformance.ServiceOptions{CallTimeout: time.Second}))
+		conformance.CheckService(t, brokenService(how), conformance.WithService(conformance.ServiceOptions{CallTimeout: time.Second, MaxDuration: serviceBudget}))
 		return
 	default:
 		conformance.CheckClient(t, func(checkout.Env) (checkout.Client, error) { return broken{how}, nil })
@@ -108,8 +114,8 @@ func TestCheckClient_broken(t *testing.T) {
 			defer cancel()
 			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestCheckClient_broken$", "-rapid.seed=1")
 			// Over HTTP every shrink attempt that reaches the hang waits out
-			// the call timeout (1 s): rapid's shrink time is what bounds the
-			// run then (15 min unless RAPID_SHRINKTIME says otherwise).
+			// the call timeout (1 s): the run's duration budget
+			// (serviceBudget) is what bounds the run then.
 			cmd.Env = append(os.Environ(), brokenVar+"="+how, "IDEMCHECK_REPORT_DIR="+dir, "RAPID_CHECKS=20", "RAPID_SHRINKTIME=20s",
 				"IDEMCHECK_PROVIDER=", "IDEMCHECK_MUTANT=", "GITHUB_STEP_SUMMARY=", "IDEMCHECK_REPRODUCE=0")
 			cmd.Dir = t.TempDir() // rapid's fail file lands there, not in the package
@@ -128,14 +134,19 @@ func TestCheckClient_broken(t *testing.T) {
 			raw, err := os.ReadFile(files[0])
 			require.NoError(t, err)
 			var rep struct {
-				Invariant string `json:"invariant"`
-				Message   string `json:"message"`
-				StepCount int    `json:"step_count"`
+				Invariant string   `json:"invariant"`
+				Message   string   `json:"message"`
+				StepCount int      `json:"step_count"`
+				Notes     []string `json:"notes"`
 			}
 			require.NoError(t, json.Unmarshal(raw, &rep))
 			assert.Equal(t, "client-api", rep.Invariant)
 			assert.Contains(t, rep.Message, want)
 			assert.LessOrEqual(t, rep.StepCount, 2, "a broken first checkout shrinks to a short sequence")
+			if how == "service-hangs" {
+				// The shrink ends at the budget, and the report says so.
+				assert.Contains(t, strings.Join(rep.Notes, "\n"), "the duration budget (ServiceOptions.MaxDuration "+serviceBudget.String()+") is spent")
+			}
 			_, err = os.Stat(filepath.Join(filepath.Dir(files[0]), "failure.md"))
 			assert.NoError(t, err, "the Markdown report beside the JSON")
 		})

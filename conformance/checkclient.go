@@ -46,12 +46,13 @@ func WithTimings(t Timings) Option {
 
 // underTest is a client of CheckClient and how it runs.
 type underTest struct {
-	new     checkout.New
-	launch  service.Launcher // CheckService: the client is a service in another process
-	service ServiceOptions
-	timings Timings
-	cfg     Config
-	haveCfg bool
+	new      checkout.New
+	launch   service.Launcher // CheckService: the client is a service in another process
+	service  ServiceOptions
+	deadline time.Time // CheckService: when the run's duration budget ends
+	timings  Timings
+	cfg      Config
+	haveCfg  bool
 }
 
 // CheckClient checks the conformance property against the client newClient

@@ -20,7 +20,20 @@ type ServiceOptions struct {
 	// default service.DefaultCallTimeout (5 s). A service that does not
 	// answer a checkout within it fails the run on client-api.
 	CallTimeout time.Duration
+	// MaxDuration bounds the run's wall-clock time, from CheckService's
+	// start; default DefaultServiceDuration (10 min, as a remote run's
+	// IDEMCHECK_MAX_DURATION). The search stops once all but ShrinkShare
+	// (30 %) of it is spent — the run is then INCONCLUSIVE, as a remote
+	// run on its budget — and a shrink stops at its end, its smallest
+	// counterexample marked "not minimal: budget": a hung service costs a
+	// CallTimeout per shrink attempt, and rapid's shrink time is only
+	// checked between its passes (a pass over one drawn number can make
+	// ~100 attempts).
+	MaxDuration time.Duration
 }
+
+// DefaultServiceDuration is ServiceOptions.MaxDuration's default.
+const DefaultServiceDuration = 10 * time.Minute
 
 // WithService sets CheckService's bounds.
 func WithService(o ServiceOptions) Option {
@@ -39,7 +52,12 @@ func WithService(o ServiceOptions) Option {
 // crashed or garbage-answering service fails on client-api with a report.
 func CheckService(t *testing.T, launch service.Launcher, opts ...Option) *Stats {
 	t.Helper()
-	return CheckClient(t, nil, append([]Option{func(u *underTest) { u.launch = launch }}, opts...)...)
+	opts = append([]Option{func(u *underTest) { u.launch = launch }}, opts...)
+	opts = append(opts, func(u *underTest) {
+		u.service.MaxDuration = orDefault(u.service.MaxDuration, DefaultServiceDuration)
+		u.deadline = time.Now().Add(u.service.MaxDuration)
+	})
+	return CheckClient(t, nil, opts...)
 }
 
 // dialService is the checkout.New of CheckService: start the service
@@ -69,18 +87,38 @@ func (u *underTest) overHTTP() bool { return u != nil && u.launch != nil }
 // landed after it showed as books-balance (found by TestServiceOverHTTP).
 type loopback struct {
 	*embedded
-	wire *detached
+	wire     *detached
+	budget   time.Duration // the run's ServiceOptions.MaxDuration
+	deadline time.Time     // when it ends
 }
 
 func newLoopback(cfg Config, m *mutants.Mutant, hist *models.History) (faults.Clock, loopback) {
 	clock := &faults.OffsetClock{}
 	e := newEmbedded(cfg, m, hist, clock.Now)
-	l := loopback{embedded: e, wire: newDetached(e.Wire(), func(context.Context) error { return nil })}
+	l := loopback{embedded: e, wire: newDetached(e.Wire(), func(context.Context) error { return nil }),
+		budget: cfg.under.service.MaxDuration, deadline: cfg.under.deadline}
 	return remoteClock{OffsetClock: clock, quiesce: l.wire.quiesce}, l
 }
 
 // Wire implements backend.
 func (l loopback) Wire() http.RoundTripper { return l.wire }
+
+// Exhausted implements budgeted: the run's duration budget has ended.
+func (l loopback) Exhausted() (bool, string) {
+	if time.Now().Before(l.deadline) {
+		return false, ""
+	}
+	return true, "the duration budget (ServiceOptions.MaxDuration " + l.budget.String() + ") is spent"
+}
+
+// SearchExhausted implements budgeted: less than ShrinkShare of the
+// duration budget is left.
+func (l loopback) SearchExhausted() (bool, string) {
+	if time.Until(l.deadline) < time.Duration(float64(l.budget)*ShrinkShare) {
+		return true, "duration (ServiceOptions.MaxDuration " + l.budget.String() + ")"
+	}
+	return false, ""
+}
 
 // close ends what the world started outside the process, last first.
 func (w *world) close() {
