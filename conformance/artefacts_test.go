@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -12,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -31,6 +33,7 @@ import (
 // mutant (and not against the reference provider).
 func TestFailingMutantRunArtefacts(t *testing.T) {
 	const mutant, secret = "replay-new-charge", "sk_test_idemcheck-must-not-print-this"
+	go func() { _, _ = refproviderBin() }() // built while the child runs
 	summary := filepath.Join(t.TempDir(), "step-summary.md")
 	out, failed, dir := runConformance(t, "1", "IDEMCHECK_MUTANT="+mutant, "IDEMCHECK_REPRODUCE=10",
 		"GITHUB_STEP_SUMMARY="+summary, "IDEMCHECK_API_KEY="+secret)
@@ -195,17 +198,49 @@ func postedReferences(t *testing.T, js string) []string {
 	return refs
 }
 
-// buildRefprovider builds cmd/refprovider into a scratch folder, bounded
-// to five minutes.
+// buildRefprovider returns cmd/refprovider built into a scratch folder:
+// built once per test binary (refproviderBin), since a build of it is a
+// link (and, on a fresh cache, a compile of every package without -race)
+// that each test needing it paid again.
 func buildRefprovider(t *testing.T) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	bin := filepath.Join(t.TempDir(), "refprovider")
-	out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "../cmd/refprovider").CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	bin, err := refproviderBin()
+	require.NoError(t, err)
 	return bin
 }
+
+// refproviderDir holds the refprovider binary; TestMain removes it
+// (removeRefprovider).
+var refproviderDir struct {
+	sync.Mutex
+	path string
+}
+
+func removeRefprovider() {
+	refproviderDir.Lock()
+	defer refproviderDir.Unlock()
+	if refproviderDir.path != "" {
+		_ = os.RemoveAll(refproviderDir.path)
+	}
+}
+
+// refproviderBin builds cmd/refprovider once, bounded to five minutes.
+var refproviderBin = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "idemcheck-refprovider-")
+	if err != nil {
+		return "", err
+	}
+	refproviderDir.Lock()
+	refproviderDir.path = dir
+	refproviderDir.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	bin := filepath.Join(dir, "refprovider")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "../cmd/refprovider").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ../cmd/refprovider: %v\n%s", err, out)
+	}
+	return bin, nil
+})
 
 // startRefprovider runs refprovider on a free loopback port serving mutant
 // ("" for the reference), with flags added, and returns its URL; the

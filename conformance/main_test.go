@@ -9,10 +9,12 @@ import (
 
 // TestMain stops the WireMock server a run with IDEMCHECK_PROVIDER=wiremock
 // started (and the one the WireMock tests share), so nothing is left
-// running when the tests end.
+// running when the tests end, and removes the refprovider binary the
+// curl-script tests built.
 func TestMain(m *testing.M) {
 	code := m.Run()
 	conformance.StopWireMock()
 	sharedWireMock.Stop()
+	removeRefprovider()
 	os.Exit(code)
 }
