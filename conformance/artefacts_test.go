@@ -32,6 +32,7 @@ import (
 // reproduces the double charge against refprovider serving the same
 // mutant (and not against the reference provider).
 func TestFailingMutantRunArtefacts(t *testing.T) {
+	t.Parallel() // it mostly waits (real time, a build): beside another such test
 	const mutant, secret = "replay-new-charge", "sk_test_idemcheck-must-not-print-this"
 	go func() { _, _ = refproviderBin() }() // built while the child runs
 	summary := filepath.Join(t.TempDir(), "step-summary.md")
@@ -168,6 +169,7 @@ func TestFailingMutantRunArtefacts(t *testing.T) {
 // not start within the mutant's usual 50 ms). Regression: the script sent
 // them one after the other and the second was replayed.
 func TestCurlScriptReproducesARace(t *testing.T) {
+	t.Parallel() // it mostly waits (real time, a build): beside another such test
 	const mutant = "no-inflight-lock"
 	out, failed, dir := runConformance(t, "1", "IDEMCHECK_MUTANT="+mutant)
 	require.True(t, failed, out)

@@ -58,6 +58,7 @@ func deviationReport(t *testing.T, dir string, n int, out string) (rep struct {
 // replay-consistent's category in the baseline, that one is KNOWN and the
 // other FAIL. Regression (issue 11): the first failure hid the rest.
 func TestCatalogueListsEveryDeviation(t *testing.T) {
+	t.Parallel() // it mostly waits (real time, a build): beside another such test
 	url := serveMutants(t, "replay-new-charge,no-fingerprint")
 	baseline := filepath.Join(t.TempDir(), "baseline.txt")
 	require.NoError(t, os.WriteFile(baseline, []byte("# acknowledged\n\nreplay-consistent: …: one key and body were answered …, then …: a completed key answers its first response\n"), 0o644))
@@ -141,6 +142,7 @@ func TestCatalogueShrinkCutByTheBudget(t *testing.T) {
 // own. Regression (issue 11): the second provider replayed the first one's
 // kept fail file and "failed after 0 tests" on it.
 func TestFailFilesKeptPerProvider(t *testing.T) {
+	t.Parallel() // it mostly waits (real time, a build): beside another such test
 	first, _ := serveRefProvider(t, "replay-new-charge")
 	second, _ := serveRefProvider(t, "replay-new-charge")
 	require.NotEqual(t, conformance.ProviderTag(first), conformance.ProviderTag(second))
@@ -168,6 +170,7 @@ func TestFailFilesKeptPerProvider(t *testing.T) {
 // IDEMCHECK_REPRODUCE replays a URL run's deviation from its fail file, in
 // child processes, and the report says how often it came back.
 func TestCatalogueChecksReproducibility(t *testing.T) {
+	t.Parallel() // it mostly waits (real time, a build): beside another such test
 	url, _ := serveRefProvider(t, "replay-new-charge")
 	out, failed, dir := runConformance(t, "1", "IDEMCHECK_PROVIDER="+url, "IDEMCHECK_MUTANT=", "IDEMCHECK_TIME_SCALE=0.0667",
 		"IDEMCHECK_MAX_REQUESTS=5000", "IDEMCHECK_MAX_CHARGES=3000", "RAPID_CHECKS=5", "RAPID_SHRINKTIME=5s", "IDEMCHECK_MAX_DEVIATIONS=1", "IDEMCHECK_REPRODUCE=2")

@@ -36,6 +36,7 @@ var inProcessLimits = remote.Limits{MaxRequests: 50000, MaxCharges: 20000, MaxDu
 // PASS, or be INCONCLUSIVE where the profile (a 24 h window) or the setup
 // (no second key) rules it out, and the property must pass.
 func TestCertify(t *testing.T) {
+	t.Parallel() // it mostly waits (real time, a build): beside another such test
 	cfg, err := remote.FromEnv()
 	require.NoError(t, err)
 	inProcess := cfg.BaseURL == ""

@@ -22,6 +22,7 @@ import (
 // failed, the run was "could not judge", and rapid ended it as "flaky
 // test". It stops INCONCLUSIVE instead, naming the transient answer.
 func TestRemotePropertyAgainstAPermanent503(t *testing.T) {
+	t.Parallel() // it mostly waits (real time, a build): beside another such test
 	s := hostile.Start(t, hostile.Options{Mode: hostile.Unavailable, After: 1})
 	out, failed, _ := runConformance(t, "1", "IDEMCHECK_PROVIDER="+s.URL, "IDEMCHECK_MUTANT=", "RAPID_CHECKS=5", "IDEMCHECK_MAX_DURATION=40s")
 	require.False(t, failed, out)
@@ -63,6 +64,7 @@ func TestRemotePropertyHonoursRetryAfter(t *testing.T) {
 // such a provider serving replay-new-charge (so the property fails and
 // writes its report), nothing written and nothing printed holds a key.
 func TestRemotePropertyScrubsAnEchoedKey(t *testing.T) {
+	t.Parallel() // it mostly waits (real time, a build): beside another such test
 	const key, key2 = "sk_test_hostileECHO0123456789", "sk_test_hostileSECOND98765"
 	h, err := server.Handler("replay-new-charge", 0, 20*time.Millisecond)
 	require.NoError(t, err)

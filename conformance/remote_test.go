@@ -90,6 +90,7 @@ func TestRemotePropertyCatchesAProviderMutant(t *testing.T) {
 // skipped against any URL (mismatch-rejected held vacuously, "0 reused
 // keys with another body").
 func TestRemotePropertyJudgesReplaysFromAnswers(t *testing.T) {
+	t.Parallel() // it mostly waits (real time, a build): beside another such test
 	// refprovider publishes the reference profile: errors stored is its
 	// claim, not the draft's, so errors-not-stored breaks only that.
 	profile, err := filepath.Abs("../profiles/reference.json")
@@ -101,6 +102,7 @@ func TestRemotePropertyJudgesReplaysFromAnswers(t *testing.T) {
 		"quoted-key-distinct":       "replay-consistent",
 	} {
 		t.Run(mutant, func(t *testing.T) {
+			t.Parallel()
 			url, _ := serveRefProvider(t, mutant)
 			out, failed, dir := runConformance(t, "1", "IDEMCHECK_PROVIDER="+url, "IDEMCHECK_PROFILE="+profile, "IDEMCHECK_MUTANT=", "IDEMCHECK_MAX_REQUESTS=20000", "IDEMCHECK_MAX_CHARGES=10000", "RAPID_CHECKS=100", "RAPID_SHRINKTIME=3s", "IDEMCHECK_MAX_DEVIATIONS=1")
 			require.True(t, failed, "%s must fail the property against a URL; output:\n%s", mutant, out)
@@ -166,6 +168,7 @@ func certifyChild(t *testing.T, url string, env ...string) (string, bool, report
 // a failure — the counts took in the shrinker's attempts and left out the
 // failing sequence).
 func TestCertifyOfAFailingProviderWritesItsPage(t *testing.T) {
+	t.Parallel() // it mostly waits (real time, a build): beside another such test
 	const checks = 30
 	url, _ := serveRefProvider(t, "replay-new-charge")
 	out, failed, cert := certifyChild(t, url, "IDEMCHECK_MAX_REQUESTS=50000", "IDEMCHECK_MAX_CHARGES=20000", "RAPID_CHECKS="+fmt.Sprint(checks),

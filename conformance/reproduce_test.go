@@ -86,6 +86,7 @@ func TestReproducibilityCheckSeesTimingDependence(t *testing.T) {
 // failure of an in-process mutant run (virtual time, a drawn schedule)
 // reproduces it every time.
 func TestReproducibilityCheckReproducesAMutant(t *testing.T) {
+	t.Parallel() // child processes, one at a time: beside another such test
 	out, failed, dir := runConformance(t, "2", "IDEMCHECK_MUTANT=no-fingerprint")
 	require.True(t, failed, out)
 	failFiles, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), "testdata", "rapid", "*", "*.fail"))
