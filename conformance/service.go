@@ -103,9 +103,10 @@ func newLoopback(cfg Config, m *mutants.Mutant, hist *models.History) (faults.Cl
 // Wire implements backend.
 func (l loopback) Wire() http.RoundTripper { return l.wire }
 
-// Exhausted implements budgeted: the run's duration budget has ended.
+// Exhausted implements budgeted: the run's duration budget has ended
+// (never, for a world built without CheckService's deadline).
 func (l loopback) Exhausted() (bool, string) {
-	if time.Now().Before(l.deadline) {
+	if l.deadline.IsZero() || time.Now().Before(l.deadline) {
 		return false, ""
 	}
 	return true, "the duration budget (ServiceOptions.MaxDuration " + l.budget.String() + ") is spent"
@@ -114,7 +115,7 @@ func (l loopback) Exhausted() (bool, string) {
 // SearchExhausted implements budgeted: less than ShrinkShare of the
 // duration budget is left.
 func (l loopback) SearchExhausted() (bool, string) {
-	if time.Until(l.deadline) < time.Duration(float64(l.budget)*ShrinkShare) {
+	if !l.deadline.IsZero() && time.Until(l.deadline) < time.Duration(float64(l.budget)*ShrinkShare) {
 		return true, "duration (ServiceOptions.MaxDuration " + l.budget.String() + ")"
 	}
 	return false, ""
