@@ -13,6 +13,8 @@ JAR := node_modules/wiremock/build/wiremock-standalone-3.13.2.jar
 # Where the test command's runs write their reports, so they never land in
 # the index of your own runs (conformance/idemcheck-reports/).
 TEST_REPORTS := $(CURDIR)/.cache/test-reports
+# The formatter of go test -json (internal/testprogress), built there.
+PROGRESS := $(CURDIR)/.cache/bin/testprogress
 
 .PHONY: conformance certify test vet deps mutants-doc
 
@@ -34,8 +36,9 @@ conformance:
 # idemcheck-reports/ folder of the clone.
 test: vet $(JAR)
 	rm -rf $(TEST_REPORTS) && mkdir -p $(TEST_REPORTS) && touch $(TEST_REPORTS)/.started
-	IDEMCHECK_REPORT_DIR=$(TEST_REPORTS) $(GO) test -json -race -count=1 -p 3 -skip '^TestMutantMatrix$$' ./... | $(GO) run ./internal/testprogress
-	IDEMCHECK_REPORT_DIR=$(TEST_REPORTS) $(GO) test -json -count=1 -run '^TestMutantMatrix$$' ./conformance | $(GO) run ./internal/testprogress
+	$(GO) build -o $(PROGRESS) ./internal/testprogress
+	IDEMCHECK_REPORT_DIR=$(TEST_REPORTS) $(GO) test -json -race -count=1 -p 3 -skip '^TestMutantMatrix$$' ./... | $(PROGRESS)
+	IDEMCHECK_REPORT_DIR=$(TEST_REPORTS) $(GO) test -json -count=1 -run '^TestMutantMatrix$$' ./conformance | $(PROGRESS)
 	@written=$$(find . -path ./node_modules -prune -o -path ./.cache -prune -o -path '*/idemcheck-reports/*' -newer $(TEST_REPORTS)/.started -print); \
 	if [ -n "$$written" ]; then echo "tests wrote into a report folder of your own runs instead of IDEMCHECK_REPORT_DIR:" >&2; echo "$$written" >&2; exit 1; fi
 	@echo "test reports: $(TEST_REPORTS)/index.md"
