@@ -31,6 +31,7 @@ func closedPort(t *testing.T) string {
 // IDEMCHECK_DIALECT"). It is ErrUnreachable now: every requirement
 // INCONCLUSIVE, saying the provider is unreachable, and nothing else sent.
 func TestCertify_AClosedPortIsUnreachableNotAWrongDialect(t *testing.T) {
+	t.Parallel() // it waits out the preflight's three tries (3 s)
 	url := closedPort(t)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
