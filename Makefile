@@ -1,11 +1,27 @@
 # idemcheck — the two commands of the README, and their parts.
 GO ?= go
+NPM ?= npm
+# Recipes pipe go test into a formatter: a failing test must fail the pipe.
+SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -c
+
+# What the tests install stays in the clone (git-ignored): the WireMock
+# standalone jar in node_modules/ (npm package wiremock, pinned in
+# package.json / package-lock.json; npm's cache in .cache/npm), and
+# stripe-mock in .cache/ (installed by its own test, certify/).
+JAR := node_modules/wiremock/build/wiremock-standalone-3.13.2.jar
+# Where the test command's runs write their reports, so they never land in
+# the index of your own runs (conformance/idemcheck-reports/).
+TEST_REPORTS := $(CURDIR)/.cache/test-reports
+# The formatter of go test -json (internal/testprogress), built there.
+PROGRESS := $(CURDIR)/.cache/bin/testprogress
 
 .PHONY: conformance certify test vet deps mutants-doc
 
 # The main job: the reference client against the embedded provider under
-# random fault schedules, with the per-invariant summary.
-conformance: deps
+# random fault schedules, with the per-invariant summary. Needs only Go
+# (works offline once the Go module cache is warm).
+conformance:
 	$(GO) test ./conformance -run '^TestConformance$$' -count=1 -v
 
 # Every test: the race detector on everything but the mutant kill matrix,
@@ -18,35 +34,46 @@ conformance: deps
 # after it: for its last minutes the race suite is the conformance package
 # alone, one child process at a time, and leaves a core idle. Its output
 # is printed after the race suite's; either failing fails the target.
-test: deps vet
-	@log=$$(mktemp); \
-	$(GO) test -count=1 -run '^TestMutantMatrix$$' ./conformance >"$$log" 2>&1 & matrix=$$!; \
+# go test -json goes through internal/testprogress: a line per package,
+# slow test and failure, and every 30 s what is still running. The reports
+# go to TEST_REPORTS; the last line checks that no test wrote into an
+# idemcheck-reports/ folder of the clone.
+test: vet $(JAR)
+	rm -rf $(TEST_REPORTS) && mkdir -p $(TEST_REPORTS) && touch $(TEST_REPORTS)/.started
+	$(GO) build -o $(PROGRESS) ./internal/testprogress
+	@log=$$(mktemp); export IDEMCHECK_REPORT_DIR=$(TEST_REPORTS); \
+	$(GO) test -json -count=1 -run '^TestMutantMatrix$$' ./conformance >"$$log" 2>&1 & matrix=$$!; \
 	trap 'kill $$matrix 2>/dev/null; rm -f "$$log"' INT TERM; \
 	echo "$(GO) test -count=1 -run '^TestMutantMatrix\$$' ./conformance  (beside the race suite)"; \
 	echo "$(GO) test -race -count=1 -p 3 -skip '^TestMutantMatrix\$$' ./..."; \
-	$(GO) test -race -count=1 -p 3 -skip '^TestMutantMatrix$$' ./...; race=$$?; \
+	$(GO) test -json -race -count=1 -p 3 -skip '^TestMutantMatrix$$' ./... | $(PROGRESS); race=$$?; \
 	wait $$matrix; status=$$?; \
-	echo "--- the mutant kill matrix:"; cat "$$log"; rm -f "$$log"; \
-	[ $$race -eq 0 ] && [ $$status -eq 0 ]
+	echo "--- the mutant kill matrix:"; $(PROGRESS) <"$$log"; shown=$$?; rm -f "$$log"; \
+	[ $$race -eq 0 ] && [ $$status -eq 0 ] && [ $$shown -eq 0 ]
+	@written=$$(find . -path ./node_modules -prune -o -path ./.cache -prune -o -path '*/idemcheck-reports/*' -newer $(TEST_REPORTS)/.started -print); \
+	if [ -n "$$written" ]; then echo "tests wrote into a report folder of your own runs instead of IDEMCHECK_REPORT_DIR:" >&2; echo "$$written" >&2; exit 1; fi
+	@echo "test reports: $(TEST_REPORTS)/index.md"
 
 vet:
 	test -z "$$(gofmt -l .)" || { gofmt -l .; exit 1; }
 	$(GO) vet ./...
 
-# Go modules; the WireMock standalone jar (npm package wiremock, pinned in
-# package.json / package-lock.json) that sut/wiremock starts with java; and
-# stripe-mock for the certification test against it (the test installs it
-# itself too, into the user cache; this warms the build cache).
-deps:
+# The WireMock jar, installed once (the WireMock tests also run this npm ci
+# themselves when it is missing: sut/wiremock.FindJar).
+$(JAR):
+	$(NPM) ci --no-audit --no-fund --cache $(CURDIR)/.cache/npm
+
+# Everything the tests download, ahead of time (for an offline run later):
+# Go modules, the WireMock jar, stripe-mock.
+deps: $(JAR)
 	$(GO) mod download
-	test -f node_modules/wiremock/build/wiremock-standalone-3.13.2.jar || npm ci --no-audit --no-fund
-	GOBIN="$${XDG_CACHE_HOME:-$$HOME/.cache}/idemcheck/stripe-mock-v0.203.0" $(GO) install github.com/stripe/stripe-mock@v0.203.0
+	GOBIN=$(CURDIR)/.cache/stripe-mock-v0.203.0 GOFLAGS=-mod=mod $(GO) install github.com/stripe/stripe-mock@v0.203.0
 
 # Certify a provider: the in-process refprovider, or IDEMCHECK_PROVIDER=<url>
 # with IDEMCHECK_DIALECT, IDEMCHECK_API_KEY, IDEMCHECK_PROFILE and budgets.
-certify: deps
+certify:
 	$(GO) test ./conformance -run '^TestCertify$$' -count=1 -v
 
 # Regenerate docs/mutants.md from the kill matrix.
-mutants-doc: deps
+mutants-doc:
 	$(GO) test ./conformance -run '^TestMutantMatrix$$' -count=1 -update-mutants-doc

@@ -79,6 +79,13 @@ func Certify(ctx context.Context, cfg remote.Config, opts Options) (reports.Cert
 // dialect: a wrong URL or dialect, not a verdict on the provider.
 var ErrDialect = errors.New("certify: the provider does not answer in the dialect")
 
+// ErrUnreachable is returned by Run, with every requirement INCONCLUSIVE,
+// when no connection to the provider could be made on any of the
+// preflight's tries (connection refused, no such host, no route, a
+// connect timeout): a wrong URL or a provider that is down, not a wrong
+// dialect, and no verdict on the provider.
+var ErrUnreachable = errors.New("certify: provider unreachable")
+
 // Run certifies p: every requirement of Requirements, in order, each with
 // its verdict, the promise it was tested against (draft or profile) and
 // the exchanges that decided it. A requirement that does not fit in what
@@ -89,7 +96,8 @@ var ErrDialect = errors.New("certify: the provider does not answer in the dialec
 // else is sent, every requirement is INCONCLUSIVE with that exchange as
 // its evidence, and the error wraps ErrDialect (a server that is not the
 // provider, or the wrong IDEMCHECK_DIALECT, would otherwise be judged
-// FAIL on answers like 404 or 501). The other errors are for a run that
+// FAIL on answers like 404 or 501), or ErrUnreachable when no connection
+// could be made at all. The other errors are for a run that
 // could not start (the proxy); verdicts carry the rest.
 func Run(ctx context.Context, p *remote.Provider, opts Options) (reports.Certification, error) {
 	opts = opts.withDefaults()
@@ -163,6 +171,9 @@ func (r *runner) preflight() error {
 		}
 		var le lookupError
 		if !errors.As(err, &le) || !le.a.unknown() || le.a.status == http.StatusConflict || try >= preflightTries {
+			if errors.As(err, &le) && le.a.unreachable() {
+				return unreachableError{reports.RedactURL(r.p.BaseURL()), err}
+			}
 			return dialectError{r.p.Dialect(), err}
 		}
 		wait := time.Second << (try - 1)

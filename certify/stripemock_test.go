@@ -21,14 +21,19 @@ import (
 // stripeMockModule is the stripe-mock the tests install and run.
 const stripeMockModule = "github.com/stripe/stripe-mock@v0.203.0"
 
-// stripeMock installs stripe-mock (go install into a cache folder; quick
-// when already built) and returns its path. It fails loudly, never skips:
-// CI runs on a fresh clone.
+// stripeMock installs stripe-mock (go install into .cache/ at the root of
+// the clone, git-ignored, so nothing is written outside it but Go's own
+// caches) unless it is already there, and returns its path. It fails
+// loudly, never skips: CI runs on a fresh clone.
 func stripeMock(t *testing.T) string {
 	t.Helper()
-	cache, err := os.UserCacheDir()
+	root, err := filepath.Abs("..")
 	require.NoError(t, err)
-	bin := filepath.Join(cache, "idemcheck", "stripe-mock-v0.203.0")
+	require.FileExists(t, filepath.Join(root, "go.mod"), "certify's tests run in certify/, one below the root")
+	bin := filepath.Join(root, ".cache", "stripe-mock-v0.203.0")
+	if _, err := os.Stat(filepath.Join(bin, "stripe-mock")); err == nil {
+		return filepath.Join(bin, "stripe-mock") // the folder is per version: no need to ask the module proxy again
+	}
 	goCmd, err := exec.LookPath("go")
 	require.NoError(t, err, "the go command is needed to install stripe-mock")
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)

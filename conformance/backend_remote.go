@@ -298,6 +298,10 @@ func preflight(p *remote.Provider) error {
 		}
 		pause(wait)
 	}
+	if remote.Cause(err) == "connection refused" || strings.Contains(err.Error(), "dial tcp") {
+		return fmt.Errorf("idemcheck: provider unreachable at %s: %v; check IDEMCHECK_PROVIDER and that the provider is running; nothing else was sent",
+			reports.RedactURL(p.BaseURL()), err)
+	}
 	return fmt.Errorf("idemcheck: find-by-reference at %s failed: %v; so %s does not answer find-by-reference in the %q dialect, or is not reachable: check IDEMCHECK_PROVIDER and IDEMCHECK_DIALECT; nothing else was sent",
 		reports.RedactURL(p.BaseURL()), err, reports.RedactURL(p.BaseURL()), p.Dialect())
 }

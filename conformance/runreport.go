@@ -121,9 +121,12 @@ func (r *runState) writeSummary(t *testing.T) {
 	if why := r.stoppedWhy(); why != "" {
 		verdict, reason = reports.Inconclusive, why+" after "+strconv.Itoa(r.stats.Sequences())+" complete sequences"
 	}
-	if _, err := reports.WriteRunSummary(r.cfg.ReportDir, r.started, r.test, sum, verdict, reason); err != nil {
+	dir, err := reports.WriteRunSummary(r.cfg.ReportDir, r.started, r.test, sum, verdict, reason)
+	if err != nil {
 		t.Logf("idemcheck: could not record the run: %v", err)
+		return
 	}
+	t.Logf("summary: %s\nindex:   %s", FromRoot(filepath.Join(dir, "summary.md")), FromRoot(filepath.Join(r.cfg.ReportDir, reports.IndexFile)))
 }
 
 // runPattern is the go test -run pattern that selects test exactly.

@@ -13,8 +13,8 @@ import (
 
 // DefaultCurlBase is the provider URL a curl script falls back to when
 // IDEMCHECK_PROVIDER_URL is unset and the failure's provider is not a URL
-// (the embedded provider): where `go run ./cmd/refprovider -addr
-// 127.0.0.1:8080` listens.
+// (the embedded provider): where `idemcheck serve --addr 127.0.0.1:8080`
+// listens.
 const DefaultCurlBase = "http://127.0.0.1:8080"
 
 // CurlScript renders the wire exchanges of f as a bash script that replays
@@ -56,12 +56,12 @@ func CurlScript(f Failure) []byte {
 	case f.Mutant != "" && f.MutantSide == "provider":
 		store := ""
 		if strings.HasPrefix(f.Mutant, "redis-") { // a Redis store mutant (sut/mutants/store_mutants.go)
-			store = " -store redis"
+			store = " --store redis"
 		}
-		fmt.Fprintf(&b, "# A provider with the same bug: go run ./cmd/refprovider -addr 127.0.0.1:0%s -mutant %s\n", store, shellComment(f.Mutant))
+		fmt.Fprintf(&b, "# A provider with the same bug: idemcheck serve --addr 127.0.0.1:0%s --mutant %s\n", store, shellComment(f.Mutant))
 	case f.Mutant != "":
 		b.WriteString("# The bug is the client's (the requests below are what it sent): replay them against the\n")
-		b.WriteString("# reference provider, go run ./cmd/refprovider -addr 127.0.0.1:0\n")
+		b.WriteString("# reference provider, idemcheck serve --addr 127.0.0.1:0\n")
 	}
 	b.WriteString("# Requests are sent in the order they reached the provider in the run, one at a time, except\n")
 	b.WriteString("# those that overlapped there: they are sent together (&, then waited for), and how they interleave\n")

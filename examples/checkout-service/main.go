@@ -7,7 +7,10 @@
 // that asks the provider by merchant_reference. idemcheck certifies it
 // over HTTP (main_test.go).
 //
-//	IDEMCHECK_PROVIDER_URL=http://127.0.0.1:8080 go run ./examples/checkout-service -addr 127.0.0.1:0
+//	go build -o checkout-service ./examples/checkout-service
+//	IDEMCHECK_PROVIDER_URL=http://127.0.0.1:8080 ./checkout-service -addr 127.0.0.1:0
+//
+// (a built binary: killing `go run` would leave its compiled child serving).
 //
 // -bug plants one of four mistakes seen in the field, for the harness to
 // catch: fresh-key-per-request, conflict-is-failure, no-card-guard,

@@ -62,7 +62,10 @@ func Attach(url string) *Server {
 
 // FindJar looks for JarName: $IDEMCHECK_WIREMOCK_JAR if set, else
 // node_modules/wiremock/build/<JarName> in the working directory or any
-// parent of it (go test runs in the package directory).
+// parent of it (go test runs in the package directory). When there is
+// none it installs it: `npm ci` in the repository root, the nearest
+// parent whose package.json pins wiremock (installJar), so a WireMock test
+// needs no setup step but Node.js.
 func FindJar() (string, error) {
 	if p := os.Getenv("IDEMCHECK_WIREMOCK_JAR"); p != "" {
 		if _, err := os.Stat(p); err != nil {
@@ -77,11 +80,13 @@ func FindJar() (string, error) {
 	for {
 		p := filepath.Join(dir, "node_modules", "wiremock", "build", JarName)
 		if _, err := os.Stat(p); err == nil {
+			waitInstall(dir)
 			return p, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", fmt.Errorf("wiremock: %s not found under node_modules/wiremock/build in any parent folder; run `npm ci` at the repository root (make deps does)", JarName)
+			wd, _ := os.Getwd()
+			return installJar(wd)
 		}
 		dir = parent
 	}
