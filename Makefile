@@ -1,7 +1,7 @@
 # idemcheck — the two commands of the README, and their parts.
 GO ?= go
 
-.PHONY: conformance certify test vet deps mutants-doc
+.PHONY: conformance certify test vet deps mutants-doc example-module
 
 # The main job: the reference client against the embedded provider under
 # random fault schedules, with the per-invariant summary.
@@ -17,6 +17,13 @@ conformance: deps
 test: deps vet
 	$(GO) test -race -count=1 -p 3 -skip '^TestMutantMatrix$$' ./...
 	$(GO) test -count=1 -run '^TestMutantMatrix$$' ./conformance
+	$(MAKE) example-module
+
+# A module outside this one (examples/usage, its own go.mod replacing
+# this module with ../..) that uses only the public API: certify a URL,
+# check a client. go test ./... above does not enter it.
+example-module:
+	cd examples/usage && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 vet:
 	test -z "$$(gofmt -l .)" || { gofmt -l .; exit 1; }
