@@ -97,7 +97,14 @@ func serve(t *testing.T, args ...string) string {
 // minutes, and returns its exit code, stdout and stderr.
 func idemcheck(t *testing.T, env []string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	return idemcheckIn(t, "", env, args...)
+}
+
+// idemcheckIn is idemcheck run in the directory dir ("": this one).
+func idemcheckIn(t *testing.T, dir string, env []string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
 	cmd.Env = append(append(os.Environ(), "IDEMCHECK_API_KEY=", "IDEMCHECK_API_KEY_2=", "IDEMCHECK_PROVIDER=", "IDEMCHECK_PROFILE=", "IDEMCHECK_BASELINE=",
 		"IDEMCHECK_TIME_SCALE=0.0667", "RAPID_SHRINKTIME=5s"), env...)
 	var o, e bytes.Buffer

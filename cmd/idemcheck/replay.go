@@ -15,7 +15,7 @@ Exit 1 when the failure came back, 0 when it did not.`
 // replayMain is idemcheck replay.
 func replayMain(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("replay", stderr, replayAbout)
-	cfg := propertyFlags(fs)
+	cfg := propertyFlags(fs, "embedded, wiremock or the http(s) URL the report names")
 	verbose := fs.Bool("v", false, "print the harness's log (go test -v's)")
 	pos, code, ok := parse(fs, args, stdout)
 	if !ok {

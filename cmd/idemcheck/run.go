@@ -12,6 +12,7 @@ import (
 	"github.com/idemcheck/idemcheck/conformance"
 	"github.com/idemcheck/idemcheck/internal/gotest"
 	"github.com/idemcheck/idemcheck/reports"
+	"github.com/idemcheck/idemcheck/sut/mutants"
 	"github.com/idemcheck/idemcheck/sut/remote"
 )
 
@@ -25,7 +26,7 @@ path printed at the end. A flag left unset takes its IDEMCHECK_* variable.`
 // runMain is idemcheck run.
 func runMain(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("run", stderr, runAbout)
-	cfg := propertyFlags(fs)
+	cfg := propertyFlags(fs, "embedded (virtual time) or wiremock (real time; IDEMCHECK_WIREMOCK_URL, else the jar npm ci installs)")
 	checks := fs.Int("checks", 0, "`sequences` to draw (RAPID_CHECKS, else 100)")
 	seed := fs.Uint64("seed", 0, "the property's `seed` (RAPID_SEED, else random; a failure prints it)")
 	verbose := fs.Bool("v", false, "print the harness's log (go test -v's)")
@@ -49,9 +50,9 @@ func runMain(_ context.Context, args []string, stdout, stderr io.Writer) int {
 
 // propertyFlags are the flags run and replay share: the provider, the
 // mutant and the report folder, over the environment's configuration.
-func propertyFlags(fs *flag.FlagSet) *propertyConfig {
+func propertyFlags(fs *flag.FlagSet, providers string) *propertyConfig {
 	var c propertyConfig
-	fs.StringVar(&c.provider, "provider", "", "provider under test: embedded (virtual time), wiremock, or for replay an http(s) URL (IDEMCHECK_PROVIDER, else embedded)")
+	fs.StringVar(&c.provider, "provider", "", "provider under test: "+providers+" (IDEMCHECK_PROVIDER, else embedded)")
 	fs.StringVar(&c.mutant, "mutant", "", "plant the bug `NAME` of sut/mutants (IDEMCHECK_MUTANT, else none)")
 	fs.StringVar(&c.reportDir, "report-dir", "", "`folder` of the reports and index.md (IDEMCHECK_REPORT_DIR, else ./idemcheck-reports)")
 	return &c
@@ -76,6 +77,16 @@ func property(verb string, c *propertyConfig, targs []string, stdout, stderr io.
 	if c.reportDir != "" {
 		cfg.ReportDir = c.reportDir
 	}
+	if cfg.Mutant != "" {
+		if _, err := mutants.Lookup(cfg.Mutant); err != nil {
+			fmt.Fprintf(stderr, "idemcheck %s: %v\n", verb, err)
+			return exitUsage
+		}
+	}
+	if remote.IsURL(cfg.Provider) && verb == "run" {
+		fmt.Fprintf(stderr, "idemcheck run: the provider is a URL (%s): certify it with idemcheck certify\n", reports.RedactURL(cfg.Provider))
+		return exitUsage
+	}
 	if remote.IsURL(cfg.Provider) {
 		if err := (conformance.Provider{URL: cfg.Provider}).Validate(); err != nil {
 			fmt.Fprintf(stderr, "idemcheck %s: refused, nothing sent: %v\n", verb, err)
@@ -90,14 +101,13 @@ func property(verb string, c *propertyConfig, targs []string, stdout, stderr io.
 		fmt.Fprintf(stderr, "idemcheck %s: %v\n", verb, err)
 		return exitUsage
 	}
-	if stats == nil {
-		fmt.Fprintf(stderr, "idemcheck %s: the run could not start (see above)\n", verb)
-		return exitUsage
-	}
 	fmt.Fprintln(stdout, filepath.Join(cfg.ReportDir, reports.IndexFile))
 	switch {
-	case failed:
+	case failed: // a violation (its report is above), or a run that could not start
 		return exitFail
+	case stats == nil:
+		fmt.Fprintf(stderr, "idemcheck %s: the run did not start\n", verb)
+		return exitUsage
 	case stats.Stopped() != "":
 		return exitInconclusive
 	}

@@ -39,5 +39,5 @@ connections (-addr 127.0.0.1:0: a free port) and serves until SIGINT or
 SIGTERM, then exits 0. Certify it with: idemcheck certify http://ADDR
 --profile profiles/reference.json. Usage errors exit 2.
 
-Flags (on stderr):
+Flags:
 `

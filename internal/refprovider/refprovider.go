@@ -31,10 +31,15 @@ import (
 // until ctx ends or SIGINT or SIGTERM arrives (then it shuts the server
 // down within 5 s and returns nil), and writes what it serves and the line
 // "listening on http://ADDR" to out. Only loopback addresses are accepted.
-// Usage text goes to the flag set's output (stderr); -h returns
+// Usage text goes to stderr, or to out for -h, which returns
 // flag.ErrHelp.
 func Run(ctx context.Context, name string, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	for _, a := range args {
+		if a == "-h" || a == "-help" || a == "--help" {
+			fs.SetOutput(out) // asked for: the usage is the output
+		}
+	}
 	addr := fs.String("addr", "127.0.0.1:0", "loopback `host:port` to listen on (port 0: a free one)")
 	mutant := fs.String("mutant", "", "serve the provider mutant `NAME` from sut/mutants instead of the reference (a,b: several at once)")
 	retention := fs.Duration("retention", provider.DefaultRetention, "key retention window")
