@@ -1,3 +1,25 @@
+// Package conformance is idemcheck's library API: property-based
+// conformance checks of idempotent payment calls (IETF
+// draft-ietf-httpapi-idempotency-key-header; seed articles 000 and 004).
+// The entry points, read first (the rest of the package is how they work):
+//
+//   - CertifyProvider certifies a payment provider's sandbox at a URL: the
+//     fixed requirement list (package certify), then the rapid property
+//     with the reference client against it, within budgets; it writes a
+//     certification page and returns its verdicts.
+//   - CheckClient checks a Go checkout client (package checkout's
+//     contract) against the embedded provider under faults, on virtual
+//     time.
+//   - CheckService checks a checkout service in another process, in any
+//     language, speaking docs/client-api.md.
+//   - Run is the main job: the reference client against the embedded
+//     provider, WireMock or a URL (Config, FromEnv).
+//
+// All of them run under a *testing.T: rapid draws, checks and shrinks
+// through it, and virtual time is a testing/synctest bubble. cmd/idemcheck
+// runs CertifyProvider and Run outside go test. A failure is an
+// invariant's *ViolationError (errors.Is ErrViolation), reported with its
+// shrunk counterexample, report path and replay command.
 package conformance
 
 import (
@@ -7,20 +29,6 @@ import (
 
 	"github.com/idemcheck/idemcheck/reports"
 )
-
-// The entry points, read first (the rest of the package is how they work):
-//
-//   - CertifyProvider certifies a payment provider's sandbox at a URL: the
-//     fixed requirement list (package certify), then the rapid property with
-//     the reference client against it, within budgets; it writes a
-//     certification page and returns its verdicts.
-//   - CheckClient checks a Go checkout client (package checkout's contract)
-//     against the embedded provider under faults.
-//   - CheckService checks a checkout service in another process, in any
-//     language, speaking docs/client-api.md.
-//
-// All three run under a *testing.T (rapid shrinks through it); cmd/idemcheck
-// runs CertifyProvider outside go test.
 
 // Provider is a provider to certify. Every field is optional but URL; a
 // zero field takes the environment's value, and without one its default:
