@@ -120,9 +120,11 @@ func (p Provider) Validate() error {
 // reference client against p, within p.Budgets. It writes the run folder
 // under p.ReportDir (certification.md, .json, .junit.xml, run.json),
 // updates index.md, appends the page to GITHUB_STEP_SUMMARY when set, and
-// returns the result. t fails on a FAIL verdict (Errorf: the call returns)
-// and on a refused configuration (Fatal, nothing sent); INCONCLUSIVE and
-// KNOWN verdicts do not fail t.
+// returns the result. t fails on a FAIL verdict (Errorf: the call
+// returns), on a URL that does not answer in the dialect (certify.ErrDialect:
+// the page says so, every verdict INCONCLUSIVE; Errorf) and on a refused
+// configuration (Fatal, nothing sent); other INCONCLUSIVE verdicts and
+// KNOWN ones do not fail t.
 func CertifyProvider(t *testing.T, p Provider) Result {
 	t.Helper()
 	return certifyProvider(t, p)
