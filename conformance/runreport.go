@@ -138,7 +138,12 @@ func runPattern(test string) string {
 // replayCommand is the command that replays the run's failure from the
 // repository root: the go test line with the run's mutant and failFile
 // (rapid's fail file, relative to the package directory; "" for none).
+// Outside go test (cmd/idemcheck) it is "idemcheck replay FAILFILE" with
+// the same environment, from the directory the run started in.
 func replayCommand(r *runState, failFile string) string {
+	if !testing.Testing() && failFile != "" {
+		return r.replayEnv() + "idemcheck replay " + failFile // cmd/idemcheck
+	}
 	cmd := fmt.Sprintf("go test ./%s -run '%s'", filepath.ToSlash(pkgDir()), runPattern(r.test))
 	if failFile != "" {
 		cmd += " -rapid.failfile=" + failFile
