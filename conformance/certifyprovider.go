@@ -126,7 +126,7 @@ func certifyProvider(t *testing.T, p Provider) Result {
 	pcfg.Provider, pcfg.Remote = prov.BaseURL(), prov
 	pcfg.ProviderStore = "" // the store is the served provider's business
 	pcfg.OnSequence = func() { _ = progress.Sequence() }
-	stats, _ := RunStats(t, "property", pcfg)
+	stats, _ := runStats(t, "property", pcfg)
 	cert.Invariants, cert.Coverage, cert.Deviations = stats.Results(), stats.Coverage(), stats.Deviations()
 	cert.Finished, cert.Budgets = time.Now().UTC(), prov.Meter().Budgets()
 	_ = progress.Done()

@@ -15,3 +15,6 @@ const DefaultReplays = defaultReplays
 
 // Replay is replayFunc, for the tests.
 type Replay = replayFunc
+
+// Evaluate is evaluate, for the tests.
+var Evaluate = evaluate

@@ -141,7 +141,7 @@ func (m *machine) evaluate(invs []Invariant) {
 	}
 	if v := m.w.contractViolation(); v != nil {
 		m.fail(w, v)
-	} else if v := Evaluate(w, invs); v != nil {
+	} else if v := evaluate(w, invs); v != nil {
 		m.fail(w, v)
 	}
 }
@@ -394,13 +394,13 @@ func runOrSkip(t *testing.T, cfg Config) *Stats {
 	return stats
 }
 
-// RunStats runs the property as the subtest name of t (name-<tag> against
+// runStats runs the property as the subtest name of t (name-<tag> against
 // WireMock or a URL, providerTag), like Run, and
 // returns its statistics and whether it passed — also when it failed or
 // its budget ran out (then Stats.Stopped says why; the subtest is not
 // skipped) — for a caller that reports the verdicts itself (a
 // certification page).
-func RunStats(t *testing.T, name string, cfg Config) (stats *Stats, passed bool) {
+func runStats(t *testing.T, name string, cfg Config) (stats *Stats, passed bool) {
 	t.Helper()
 	stats = newStats(cfg)
 	if tag := providerTag(cfg.Provider); tag != "" {
