@@ -47,7 +47,7 @@ func certifyMain(_ context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "idemcheck certify: refused, nothing sent: %v\n", err)
 		return exitUsage
 	}
-	stop, release := onSignal(stderr)
+	stop, release := onSignal(stderr, false)
 	defer release()
 	p.Stop = stop
 	var res conformance.Result

@@ -16,8 +16,9 @@
 // count of sequences with the requests and charges left. The path of the
 // certification page (certify) or the report folder (run, replay) is the
 // one line on stdout, at the end. SIGINT or SIGTERM stops a run as if its
-// duration budget ran out: it writes what it judged (INCONCLUSIVE where
-// unfinished) and exits.
+// duration budget ran out (certify): it writes what it judged
+// (INCONCLUSIVE where unfinished) and exits 3; run and replay exit 3 at
+// once, keeping the reports already written.
 //
 // Exit codes:
 //
@@ -159,8 +160,11 @@ func parse(fs *flag.FlagSet, args []string, stdout io.Writer) (pos []string, cod
 }
 
 // onSignal returns a channel closed at the first SIGINT or SIGTERM, after
-// saying so on stderr; a second signal exits at once with code 3.
-func onSignal(stderr io.Writer) (stop <-chan struct{}, release func()) {
+// saying so on stderr; a second signal exits at once with code 3. With
+// atOnce the first signal exits at once with code 3 (run and replay: the
+// embedded provider's run has no budget to end; reports already written
+// stay).
+func onSignal(stderr io.Writer, atOnce bool) (stop <-chan struct{}, release func()) {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	ch := make(chan struct{})
@@ -168,6 +172,10 @@ func onSignal(stderr io.Writer) (stop <-chan struct{}, release func()) {
 	go func() {
 		select {
 		case s := <-sigs:
+			if atOnce {
+				fmt.Fprintf(stderr, "idemcheck: %s: stopped; the reports written so far stay\n", s)
+				os.Exit(exitInconclusive)
+			}
 			fmt.Fprintf(stderr, "idemcheck: %s: stopping; writing what was judged (again to quit at once)\n", s)
 			close(ch)
 		case <-done:

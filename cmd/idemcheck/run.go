@@ -93,7 +93,7 @@ func property(verb string, c *propertyConfig, targs []string, stdout, stderr io.
 			return exitUsage
 		}
 	}
-	stop, release := onSignal(stderr)
+	stop, release := onSignal(stderr, true)
 	defer release()
 	var stats *conformance.Stats
 	failed, err := gotest.Run("idemcheck", targs, func(t *testing.T) { stats = conformance.Run(t, cfg) })
