@@ -364,7 +364,8 @@ func (r *runState) stoppedWhy() string {
 // could not start).
 //
 // Against WireMock or a URL the property runs as the subtest "wiremock" or
-// "url-<hash>" of t (providerTag: the URL without credentials, hashed), and
+// "url-<hash>" of t (the first 8 hex digits of the SHA-256 of the URL without
+// its credentials), and
 // with the provider on Redis as "redis", so that rapid's fail files, which
 // every later run of a test replays first, stay apart from the embedded
 // provider's and each provider's from another's. Against a URL it keeps
