@@ -16,7 +16,7 @@ TEST_REPORTS := $(CURDIR)/.cache/test-reports
 # The formatter of go test -json (internal/testprogress), built there.
 PROGRESS := $(CURDIR)/.cache/bin/testprogress
 
-.PHONY: conformance certify test vet deps mutants-doc
+.PHONY: conformance certify test vet deps mutants-doc example-module
 
 # The main job: the reference client against the embedded provider under
 # random fault schedules, with the per-invariant summary. Needs only Go
@@ -53,6 +53,13 @@ test: vet $(JAR)
 	@written=$$(find . -path ./node_modules -prune -o -path ./.cache -prune -o -path '*/idemcheck-reports/*' -newer $(TEST_REPORTS)/.started -print); \
 	if [ -n "$$written" ]; then echo "tests wrote into a report folder of your own runs instead of IDEMCHECK_REPORT_DIR:" >&2; echo "$$written" >&2; exit 1; fi
 	@echo "test reports: $(TEST_REPORTS)/index.md"
+	$(MAKE) example-module
+
+# A module outside this one (examples/usage, its own go.mod replacing
+# this module with ../..) that uses only the public API: certify a URL,
+# check a client. go test ./... above does not enter it.
+example-module:
+	cd examples/usage && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 vet:
 	test -z "$$(gofmt -l .)" || { gofmt -l .; exit 1; }

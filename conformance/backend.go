@@ -78,13 +78,13 @@ type wireMock struct {
 }
 
 // sharedWireMock is the one WireMock server of this process, started on
-// first use (or IDEMCHECK_WIREMOCK_URL). StopWireMock stops it.
+// first use (or IDEMCHECK_WIREMOCK_URL). stopWireMock stops it.
 var sharedWireMock wiremock.Shared
 
-// StopWireMock stops the WireMock server this process started for
-// IDEMCHECK_PROVIDER=wiremock, if any. Call it from TestMain after m.Run;
+// stopWireMock stops the WireMock server this process started for
+// IDEMCHECK_PROVIDER=wiremock, if any; this package's TestMain calls it after m.Run;
 // the server also dies with the process.
-func StopWireMock() { sharedWireMock.Stop() }
+func stopWireMock() { sharedWireMock.Stop() }
 
 func newWireMock(cfg Config, now func() time.Time) (*wireMock, error) {
 	srv, err := sharedWireMock.Get()

@@ -302,7 +302,7 @@ func (r *runState) record(t *testing.T, rd round, rapidText string) {
 		Report: rel(p.Markdown), Curl: rel(p.Curl)})
 	line := fmt.Sprintf("idemcheck: deviation %d, %s: %s violated after %d shopper steps (%s)\n%s\n%s\ncategory: %s\nreport: %s\ncurl:   %s\nreplay: %s   (from the repository root)",
 		rd.n, verdict, v.Invariant, len(f.History.Steps), minimal, f.Explanation, v.Message, v.Category,
-		FromRoot(p.Markdown), FromRoot(p.Curl), f.Replay)
+		fromRoot(p.Markdown), fromRoot(p.Curl), f.Replay)
 	if verdict == reports.Fail {
 		t.Error(line)
 	} else {
@@ -402,12 +402,12 @@ func rapidShrinkTime() time.Duration {
 	return DefaultShrinkTime
 }
 
-// ProviderTag names a provider in subtest and fail-file names, so that one
+// providerTag names a provider in subtest and fail-file names, so that one
 // provider's kept counterexample is never replayed against another:
 // "url-" and the first 8 hex digits of the SHA-256 of the URL without its
 // credentials for a URL, "wiremock" for WireMock, "" for the embedded
 // provider.
-func ProviderTag(provider string) string {
+func providerTag(provider string) string {
 	switch {
 	case provider == ProviderWireMock:
 		return "wiremock"

@@ -153,8 +153,13 @@ func (m *machine) judged(invs []Invariant) []Invariant {
 // pkgDir is the test's package directory relative to the module root
 // ("conformance" for this package's own tests), where report paths and
 // the replay command start from; "conformance" when no go.mod is found
-// above it (a child process of a test, run in a temporary folder).
+// above it (a child process of a test, run in a temporary folder); ""
+// outside go test (cmd/idemcheck), where paths start from the current
+// directory.
 var pkgDir = sync.OnceValue(func() string {
+	if !testing.Testing() {
+		return "" // cmd/idemcheck: paths are as the user gave them
+	}
 	wd, err := os.Getwd()
 	if err != nil {
 		return "conformance"

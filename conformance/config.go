@@ -67,7 +67,7 @@ type Config struct {
 	// Reproduce is how many times a failing run replays its shrunk failure
 	// from rapid's fail file, in child processes of the test binary, to say
 	// "reproduced N/N" or "flaky (k/N)" in the report; 0 (default) checks
-	// nothing. IDEMCHECK_REPRODUCE (DefaultReplays is the usual value).
+	// nothing. IDEMCHECK_REPRODUCE (10 is the usual value).
 	Reproduce int
 	// ClientStore is where the reference client keeps orders and attempts:
 	// "memory" (default) or "postgres" (sut/client/pgstore at PostgresURL:

@@ -127,8 +127,8 @@ func (e *ViolationError) Error() string { return e.Message }
 // Unwrap makes errors.Is(err, ErrViolation) hold.
 func (e *ViolationError) Unwrap() error { return ErrViolation }
 
-// Evaluate runs invs over w in order and returns the first violation, or nil.
-func Evaluate(w World, invs []Invariant) *ViolationError {
+// evaluate runs invs over w in order and returns the first violation, or nil.
+func evaluate(w World, invs []Invariant) *ViolationError {
 	if w.memo == nil {
 		w.memo = &memo{}
 	}

@@ -141,7 +141,7 @@ func (m *machine) evaluate(invs []Invariant) {
 	}
 	if v := m.w.contractViolation(); v != nil {
 		m.fail(w, v)
-	} else if v := Evaluate(w, invs); v != nil {
+	} else if v := evaluate(w, invs); v != nil {
 		m.fail(w, v)
 	}
 }
@@ -257,7 +257,7 @@ func (m *machine) conclude(t *rapid.T) {
 	}
 	if v := m.failed; v != nil {
 		t.Log(v.Message)
-		t.Fatalf("%s\nreport: %s%s", v.Category, FromRoot(m.run.reportBase()+".md"), m.run.envHint())
+		t.Fatalf("%s\nreport: %s%s", v.Category, fromRoot(m.run.reportBase()+".md"), m.run.envHint())
 	}
 }
 
@@ -364,7 +364,8 @@ func (r *runState) stoppedWhy() string {
 // could not start).
 //
 // Against WireMock or a URL the property runs as the subtest "wiremock" or
-// "url-<hash>" of t (ProviderTag: the URL without credentials, hashed), and
+// "url-<hash>" of t (the first 8 hex digits of the SHA-256 of the URL without
+// its credentials), and
 // with the provider on Redis as "redis", so that rapid's fail files, which
 // every later run of a test replays first, stay apart from the embedded
 // provider's and each provider's from another's. Against a URL it keeps
@@ -373,7 +374,7 @@ func (r *runState) stoppedWhy() string {
 // lists is KNOWN and does not fail t.
 func Run(t *testing.T, cfg Config) *Stats {
 	t.Helper()
-	kind := ProviderTag(cfg.Provider)
+	kind := providerTag(cfg.Provider)
 	if kind == "" && cfg.ProviderStore == StoreRedis {
 		kind = "redis"
 	}
@@ -394,16 +395,16 @@ func runOrSkip(t *testing.T, cfg Config) *Stats {
 	return stats
 }
 
-// RunStats runs the property as the subtest name of t (name-<tag> against
-// WireMock or a URL, ProviderTag), like Run, and
+// runStats runs the property as the subtest name of t (name-<tag> against
+// WireMock or a URL, providerTag), like Run, and
 // returns its statistics and whether it passed — also when it failed or
 // its budget ran out (then Stats.Stopped says why; the subtest is not
 // skipped) — for a caller that reports the verdicts itself (a
 // certification page).
-func RunStats(t *testing.T, name string, cfg Config) (stats *Stats, passed bool) {
+func runStats(t *testing.T, name string, cfg Config) (stats *Stats, passed bool) {
 	t.Helper()
 	stats = newStats(cfg)
-	if tag := ProviderTag(cfg.Provider); tag != "" {
+	if tag := providerTag(cfg.Provider); tag != "" {
 		name += "-" + tag
 	}
 	passed = t.Run(name, func(t *testing.T) { run(t, cfg, stats) })

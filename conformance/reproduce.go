@@ -15,24 +15,24 @@ import (
 	"github.com/idemcheck/idemcheck/reports"
 )
 
-// DefaultReplays is how many times CheckReproducible replays a failure
+// defaultReplays is how many times checkReproducible replays a failure
 // when not told otherwise.
-const DefaultReplays = 10
+const defaultReplays = 10
 
 // replayTimeout bounds one replay of a shrunk failure in a child process.
 const replayTimeout = 5 * time.Minute
 
-// Replay runs a shrunk failure once more and reports whether it failed
+// replayFunc runs a shrunk failure once more and reports whether it failed
 // again the same way. An error means the replay could not be run at all.
-type Replay func(ctx context.Context) (failedAgain bool, err error)
+type replayFunc func(ctx context.Context) (failedAgain bool, err error)
 
-// CheckReproducible runs replay n times (DefaultReplays when n <= 0), one
+// checkReproducible runs replay n times (defaultReplays when n <= 0), one
 // after another, and counts how often the failure came back: "reproduced
 // 10/10", or "flaky (k/10)" when it depends on something outside the seed
 // (timing, a real network). The first error, or ctx ending, stops it.
-func CheckReproducible(ctx context.Context, n int, replay Replay) (reports.Reproducibility, error) {
+func checkReproducible(ctx context.Context, n int, replay replayFunc) (reports.Reproducibility, error) {
 	if n <= 0 {
-		n = DefaultReplays
+		n = defaultReplays
 	}
 	rep := reports.Reproducibility{Runs: n}
 	for i := range n {
@@ -50,7 +50,7 @@ func CheckReproducible(ctx context.Context, n int, replay Replay) (reports.Repro
 	return rep, nil
 }
 
-// ChildReplay returns a Replay that runs the test binary bin (os.Args[0]
+// childReplay returns a replayFunc that runs the test binary bin (os.Args[0]
 // inside go test) selecting the test by the -run pattern, replaying rapid's
 // failFile (absolute, or relative to the current directory) with no new
 // random search after it (-rapid.checks=0) and no new fail file, with env
@@ -59,7 +59,7 @@ func CheckReproducible(ctx context.Context, n int, replay Replay) (reports.Repro
 // testdata/rapid. The failure came back when the child fails and its
 // output contains match (for a conformance run "idemcheck: <invariant>
 // violated"). Each replay is bounded by 5 minutes.
-func ChildReplay(bin, pattern, failFile, match string, env []string) Replay {
+func childReplay(bin, pattern, failFile, match string, env []string) replayFunc {
 	return func(ctx context.Context) (bool, error) {
 		ff, err := filepath.Abs(failFile)
 		if err != nil {
@@ -154,8 +154,8 @@ func (r *runState) reproduceMatching(match, failFile string, extra ...string) (r
 		return reports.Reproducibility{}, err
 	}
 	env = append(append(env, budget...), extra...)
-	replay := ChildReplay(os.Args[0], runPattern(r.test), failFile, match, env)
-	return CheckReproducible(context.Background(), r.cfg.Reproduce, replay)
+	replay := childReplay(os.Args[0], runPattern(r.test), failFile, match, env)
+	return checkReproducible(context.Background(), r.cfg.Reproduce, replay)
 }
 
 // invariantNames lists every invariant, safety then liveness, in checking

@@ -14,10 +14,10 @@ import (
 // What a run writes for people: the failure report and its replay command,
 // the summary of a passing run.
 
-// FromRoot shows path, relative to the conformance package directory where
+// fromRoot shows path, relative to the conformance package directory where
 // go test runs it, as seen from the repository root where the user typed
 // the command; an absolute path is returned as it is.
-func FromRoot(path string) string {
+func fromRoot(path string) string {
 	if filepath.IsAbs(path) {
 		return path
 	}
@@ -108,8 +108,8 @@ func (r *runState) writeReport(t *testing.T) {
 		repro = "\nreplayed: " + f.Reproducibility.String()
 	}
 	t.Logf("idemcheck: %s violated after %d shopper steps\n%s\n%s\nreport: %s\njson:   %s\ncurl:   %s\njunit:  %s\nindex:  %s%s\nreplay: %s   (from the repository root)",
-		f.Invariant, len(f.History.Steps), f.Explanation, f.Message, FromRoot(p.Markdown), FromRoot(p.JSON), FromRoot(p.Curl),
-		FromRoot(p.JUnit), FromRoot(filepath.Join(r.cfg.ReportDir, reports.IndexFile)), repro, f.Replay)
+		f.Invariant, len(f.History.Steps), f.Explanation, f.Message, fromRoot(p.Markdown), fromRoot(p.JSON), fromRoot(p.Curl),
+		fromRoot(p.JUnit), fromRoot(filepath.Join(r.cfg.ReportDir, reports.IndexFile)), repro, f.Replay)
 }
 
 // writeSummary logs the statistics of a passing run and records the run
@@ -126,7 +126,7 @@ func (r *runState) writeSummary(t *testing.T) {
 		t.Logf("idemcheck: could not record the run: %v", err)
 		return
 	}
-	t.Logf("summary: %s\nindex:   %s", FromRoot(filepath.Join(dir, "summary.md")), FromRoot(filepath.Join(r.cfg.ReportDir, reports.IndexFile)))
+	t.Logf("summary: %s\nindex:   %s", fromRoot(filepath.Join(dir, "summary.md")), fromRoot(filepath.Join(r.cfg.ReportDir, reports.IndexFile)))
 }
 
 // runPattern is the go test -run pattern that selects test exactly.
@@ -141,7 +141,12 @@ func runPattern(test string) string {
 // replayCommand is the command that replays the run's failure from the
 // repository root: the go test line with the run's mutant and failFile
 // (rapid's fail file, relative to the package directory; "" for none).
+// Outside go test (cmd/idemcheck) it is "idemcheck replay FAILFILE" with
+// the same environment, from the directory the run started in.
 func replayCommand(r *runState, failFile string) string {
+	if !testing.Testing() && failFile != "" {
+		return r.replayEnv() + "idemcheck replay " + failFile // cmd/idemcheck
+	}
 	cmd := fmt.Sprintf("go test ./%s -run '%s'", filepath.ToSlash(pkgDir()), runPattern(r.test))
 	if failFile != "" {
 		cmd += " -rapid.failfile=" + failFile
@@ -165,5 +170,5 @@ func (r *runState) writeCatalogue(t *testing.T) {
 		t.Logf("idemcheck: could not write the catalogue: %v", err)
 		return
 	}
-	t.Logf("idemcheck: %d deviations in one run\ncatalogue: %s\nindex:     %s", len(devs), FromRoot(p), FromRoot(filepath.Join(r.cfg.ReportDir, reports.IndexFile)))
+	t.Logf("idemcheck: %d deviations in one run\ncatalogue: %s\nindex:     %s", len(devs), fromRoot(p), fromRoot(filepath.Join(r.cfg.ReportDir, reports.IndexFile)))
 }

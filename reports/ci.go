@@ -77,12 +77,22 @@ func FailureSummary(f Failure, report string) []byte {
 // a run's progress reads the same every time. It is safe for concurrent
 // use; each line is written whole.
 type Progress struct {
-	mu    sync.Mutex // guards w, total, every, done, seqs
+	mu    sync.Mutex // guards w, total, every, done, seqs, left
 	w     io.Writer
 	total int
 	every int
 	done  int
 	seqs  int
+	left  func() string
+}
+
+// SetLeft makes each count line end with what left returns ("idemcheck:
+// 20 sequences run; 140 requests and 61 charges left"): the budgets a
+// remote run has left.
+func (p *Progress) SetLeft(left func() string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.left = left
 }
 
 // DefaultProgressEvery is how many sequences pass between two count lines.
@@ -125,7 +135,11 @@ func (p *Progress) Sequence() error {
 	if p.seqs%p.every != 0 {
 		return nil
 	}
-	_, err := fmt.Fprintf(p.w, "idemcheck: %d sequences run\n", p.seqs)
+	line := fmt.Sprintf("idemcheck: %d sequences run", p.seqs)
+	if p.left != nil {
+		line += "; " + p.left()
+	}
+	_, err := io.WriteString(p.w, line+"\n")
 	return err
 }
 

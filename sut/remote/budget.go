@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/idemcheck/idemcheck/reports"
@@ -78,7 +79,14 @@ type Meter struct {
 	posts    int
 	heldAt   time.Time     // when the provider last asked to wait
 	held     time.Duration // for how long (its Retry-After)
+
+	stopped atomic.Bool // Stop was called
 }
+
+// Stop ends the duration budget now (a user's interrupt): every later Take
+// and Afford answers as if it had run out, so the run stops INCONCLUSIVE
+// and writes what it judged. Requests in flight finish.
+func (m *Meter) Stop() { m.stopped.Store(true) }
 
 // NewMeter starts a meter for limits (defaults filled) at now.
 func NewMeter(limits Limits) *Meter {
@@ -150,7 +158,7 @@ func (m *Meter) Take(method string) error {
 	defer m.mu.Unlock()
 	post := method == http.MethodPost
 	switch {
-	case !m.now().Before(m.Deadline()):
+	case m.stopped.Load() || !m.now().Before(m.Deadline()):
 		return &BudgetError{Resource: "duration", Limit: m.limits.MaxDuration.String()}
 	case m.requests >= m.limits.MaxRequests:
 		return &BudgetError{Resource: "requests", Limit: fmt.Sprint(m.limits.MaxRequests)}
@@ -170,7 +178,7 @@ func (m *Meter) Afford(requests, posts int) (bool, string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	switch {
-	case !m.now().Before(m.Deadline()), m.heldPastDeadline() != nil:
+	case m.stopped.Load() || !m.now().Before(m.Deadline()), m.heldPastDeadline() != nil:
 		return false, "duration"
 	case m.requests+requests > m.limits.MaxRequests:
 		return false, "requests"

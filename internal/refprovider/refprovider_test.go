@@ -1,4 +1,4 @@
-package main
+package refprovider
 
 import (
 	"bytes"
@@ -42,7 +42,7 @@ func TestServesAndReplays(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	out := &syncBuffer{ch: make(chan string, 1)}
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"-addr", "127.0.0.1:0"}, out) }()
+	go func() { done <- Run(ctx, "refprovider", []string{"-addr", "127.0.0.1:0"}, out) }()
 	var line string
 	select {
 	case line = <-out.ch:
@@ -88,7 +88,7 @@ func startRun(t *testing.T, args ...string) (base string, before []string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	out := &syncBuffer{ch: make(chan string, 4)}
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), out) }()
+	go func() { done <- Run(ctx, "refprovider", append([]string{"-addr", "127.0.0.1:0"}, args...), out) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -207,7 +207,7 @@ func TestRedisStoreSurvivesARestart(t *testing.T) {
 }
 
 func TestRedisMutantNeedsTheRedisStore(t *testing.T) {
-	err := run(context.Background(), []string{"-addr", "127.0.0.1:0", "-mutant", "redis-get-then-set"}, io.Discard)
+	err := Run(context.Background(), "refprovider", []string{"-addr", "127.0.0.1:0", "-mutant", "redis-get-then-set"}, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "-store redis") {
 		t.Fatalf("run = %v, want the mutant refused without -store redis", err)
 	}

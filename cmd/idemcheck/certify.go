@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"testing"
+
+	"github.com/idemcheck/idemcheck/conformance"
+	"github.com/idemcheck/idemcheck/internal/gotest"
+	"github.com/idemcheck/idemcheck/reports"
+)
+
+const certifyAbout = `Certify the provider at URL (http(s)://host[:port]; requests go to URL/v1/charges):
+the fixed requirement list (docs/profiles.md), then the conformance property with the
+reference client against it, within the budgets. The run folder (certification.md, .json,
+.junit.xml, run.json) is written under -report-dir and its page's path printed at the end.
+A flag left unset takes its IDEMCHECK_* variable, else the default shown. The second
+account's key, for the cross-account requirement, is IDEMCHECK_API_KEY_2.`
+
+// certifyMain is idemcheck certify.
+func certifyMain(_ context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("certify", stderr, certifyAbout)
+	var p conformance.Provider
+	fs.StringVar(&p.Dialect, "dialect", "", "`dialect` of the provider: reference or stripe (IDEMCHECK_DIALECT, else the profile's, else reference)")
+	fs.StringVar(&p.Profile, "profile", "", "provider profile `file` (profiles/*.json; IDEMCHECK_PROFILE, else none: judged against the IETF draft alone)")
+	fs.StringVar(&p.APIKeyEnv, "api-key-env", "IDEMCHECK_API_KEY", "environment `variable` holding the API key (never a key on the command line); a live-looking key is refused")
+	fs.IntVar(&p.Budgets.Requests, "budget-requests", 0, "most HTTP `requests` to send (IDEMCHECK_MAX_REQUESTS, else 200)")
+	fs.IntVar(&p.Budgets.Charges, "budget-charges", 0, "most create requests (POST /v1/charges, each may charge) to send (IDEMCHECK_MAX_CHARGES, else 100)")
+	fs.DurationVar(&p.Budgets.Duration, "budget-duration", 0, "longest wall-clock `duration` of the run (IDEMCHECK_MAX_DURATION, else 10m)")
+	fs.IntVar(&p.Checks, "checks", 0, "`sequences` the property draws (RAPID_CHECKS, else 100)")
+	fs.Uint64Var(&p.Seed, "seed", 0, "the property's `seed` (RAPID_SEED, else random; a failure prints it)")
+	fs.StringVar(&p.ReportDir, "report-dir", "", "`folder` of the run folders and index.md (IDEMCHECK_REPORT_DIR, else ./idemcheck-reports)")
+	fs.StringVar(&p.Baseline, "baseline", "", "baseline `file`: deviations it lists are KNOWN, not FAIL (IDEMCHECK_BASELINE, else none)")
+	verbose := fs.Bool("v", false, "print the harness's own log (go test -v's), not only progress")
+	pos, code, ok := parse(fs, args, stdout)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(stderr, "idemcheck certify: want one URL")
+		fs.Usage()
+		return exitUsage
+	}
+	p.URL, p.Progress = pos[0], stderr
+	if err := p.Validate(); err != nil {
+		fmt.Fprintf(stderr, "idemcheck certify: refused, nothing sent: %v\n", err)
+		return exitUsage
+	}
+	stop, release := onSignal(stderr, false)
+	defer release()
+	p.Stop = stop
+	var res conformance.Result
+	_, err := gotest.Run("idemcheck", testFlags(*verbose), func(t *testing.T) { res = conformance.CertifyProvider(t, p) })
+	if err != nil {
+		fmt.Fprintln(stderr, "idemcheck certify:", err)
+		return exitUsage
+	}
+	if res.Paths.Markdown == "" {
+		fmt.Fprintln(stderr, "idemcheck certify: the run could not start (see above); nothing was certified")
+		return exitUsage
+	}
+	v := res.Overall()
+	fmt.Fprintf(stderr, "idemcheck: %s\n", v)
+	fmt.Fprintln(stdout, res.Paths.Markdown)
+	return verdictCode(v, stop)
+}
+
+// verdictCode is the exit code of verdict v; an interrupted run is at best
+// INCONCLUSIVE.
+func verdictCode(v reports.Verdict, stop <-chan struct{}) int {
+	select {
+	case <-stop:
+		if v != reports.Fail {
+			return exitInconclusive
+		}
+	default:
+	}
+	switch v {
+	case reports.Pass, reports.Known:
+		return exitPass
+	case reports.Fail:
+		return exitFail
+	}
+	return exitInconclusive
+}
+
+// testFlags are the testing flags of a run: -test.v with -v.
+func testFlags(verbose bool) []string {
+	if verbose {
+		return []string{"-test.v=true"}
+	}
+	return nil
+}

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/idemcheck/idemcheck/conformance"
+	"github.com/idemcheck/idemcheck/internal/gotest"
+	"github.com/idemcheck/idemcheck/reports"
+	"github.com/idemcheck/idemcheck/sut/mutants"
+	"github.com/idemcheck/idemcheck/sut/remote"
+)
+
+const runAbout = `Run the conformance property (the state machine of DESIGN.md: shopper and
+operator actions under a fault schedule, invariants after every step) with the
+reference client, against the embedded provider on virtual time or a WireMock
+server in real time: what make conformance runs, without go test. A failure's
+shrunk counterexample is written as a report under -report-dir, and the index's
+path printed at the end. A flag left unset takes its IDEMCHECK_* variable.`
+
+// runMain is idemcheck run.
+func runMain(_ context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("run", stderr, runAbout)
+	cfg := propertyFlags(fs, "embedded (virtual time) or wiremock (real time; IDEMCHECK_WIREMOCK_URL, else the jar npm ci installs)")
+	checks := fs.Int("checks", 0, "`sequences` to draw (RAPID_CHECKS, else 100)")
+	seed := fs.Uint64("seed", 0, "the property's `seed` (RAPID_SEED, else random; a failure prints it)")
+	verbose := fs.Bool("v", false, "print the harness's log (go test -v's)")
+	pos, code, ok := parse(fs, args, stdout)
+	if !ok {
+		return code
+	}
+	if len(pos) != 0 {
+		fmt.Fprintf(stderr, "idemcheck run: unexpected argument %q (certify a URL with idemcheck certify)\n", pos[0])
+		return exitUsage
+	}
+	var targs []string
+	if *checks > 0 {
+		targs = append(targs, "-rapid.checks="+strconv.Itoa(*checks))
+	}
+	if *seed != 0 {
+		targs = append(targs, "-rapid.seed="+strconv.FormatUint(*seed, 10))
+	}
+	return property("run", cfg, append(targs, testFlags(*verbose)...), stdout, stderr)
+}
+
+// propertyFlags are the flags run and replay share: the provider, the
+// mutant and the report folder, over the environment's configuration.
+func propertyFlags(fs *flag.FlagSet, providers string) *propertyConfig {
+	var c propertyConfig
+	fs.StringVar(&c.provider, "provider", "", "provider under test: "+providers+" (IDEMCHECK_PROVIDER, else embedded)")
+	fs.StringVar(&c.mutant, "mutant", "", "plant the bug `NAME` of sut/mutants (IDEMCHECK_MUTANT, else none)")
+	fs.StringVar(&c.reportDir, "report-dir", "", "`folder` of the reports and index.md (IDEMCHECK_REPORT_DIR, else ./idemcheck-reports)")
+	return &c
+}
+
+type propertyConfig struct{ provider, mutant, reportDir string }
+
+// property runs conformance.Run on the environment's configuration with
+// c over it and returns the exit code: 1 when it failed.
+func property(verb string, c *propertyConfig, targs []string, stdout, stderr io.Writer) int {
+	cfg, err := conformance.FromEnv()
+	if err != nil {
+		fmt.Fprintf(stderr, "idemcheck %s: %v\n", verb, err)
+		return exitUsage
+	}
+	if c.provider != "" {
+		cfg.Provider = c.provider
+	}
+	if c.mutant != "" {
+		cfg.Mutant = c.mutant
+	}
+	if c.reportDir != "" {
+		cfg.ReportDir = c.reportDir
+	}
+	if cfg.Mutant != "" {
+		if _, err := mutants.Lookup(cfg.Mutant); err != nil {
+			fmt.Fprintf(stderr, "idemcheck %s: %v\n", verb, err)
+			return exitUsage
+		}
+	}
+	if remote.IsURL(cfg.Provider) && verb == "run" {
+		fmt.Fprintf(stderr, "idemcheck run: the provider is a URL (%s): certify it with idemcheck certify\n", reports.RedactURL(cfg.Provider))
+		return exitUsage
+	}
+	if remote.IsURL(cfg.Provider) {
+		if err := (conformance.Provider{URL: cfg.Provider}).Validate(); err != nil {
+			fmt.Fprintf(stderr, "idemcheck %s: refused, nothing sent: %v\n", verb, err)
+			return exitUsage
+		}
+	}
+	stop, release := onSignal(stderr, true)
+	defer release()
+	var stats *conformance.Stats
+	failed, err := gotest.Run("idemcheck", targs, func(t *testing.T) { stats = conformance.Run(t, cfg) })
+	if err != nil {
+		fmt.Fprintf(stderr, "idemcheck %s: %v\n", verb, err)
+		return exitUsage
+	}
+	fmt.Fprintln(stdout, filepath.Join(cfg.ReportDir, reports.IndexFile))
+	switch {
+	case failed: // a violation (its report is above), or a run that could not start
+		return exitFail
+	case stats == nil:
+		fmt.Fprintf(stderr, "idemcheck %s: the run did not start\n", verb)
+		return exitUsage
+	case stats.Stopped() != "":
+		return exitInconclusive
+	}
+	return verdictCode(reports.Pass, stop)
+}

@@ -1,0 +1,190 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/idemcheck/idemcheck/certify"
+	"github.com/idemcheck/idemcheck/reports"
+	"github.com/idemcheck/idemcheck/sut/remote"
+)
+
+// remoteConfig is remote.FromEnv with p's fields over it.
+func (p Provider) remoteConfig() (remote.Config, error) {
+	rc, err := remote.FromEnv()
+	if err != nil {
+		return rc, err
+	}
+	if p.URL != "" {
+		rc.BaseURL = p.URL
+	}
+	if rc.BaseURL == "" {
+		return rc, errors.New("conformance: no provider URL (Provider.URL, or IDEMCHECK_PROVIDER an http(s) URL)")
+	}
+	if p.Dialect != "" {
+		rc.Dialect = p.Dialect
+	}
+	if p.Profile != "" {
+		prof, err := remote.LoadProfile(p.Profile)
+		if err != nil {
+			return rc, err
+		}
+		rc.ProfilePath, rc.Profile = p.Profile, prof
+	}
+	if p.APIKeyEnv != "" {
+		rc.APIKey = remote.APIKey(os.Getenv(p.APIKeyEnv))
+	}
+	if p.APIKey != "" {
+		rc.APIKey = remote.APIKey(p.APIKey)
+	}
+	rc.Limits.MaxRequests = orInt(p.Budgets.Requests, rc.Limits.MaxRequests)
+	rc.Limits.MaxCharges = orInt(p.Budgets.Charges, rc.Limits.MaxCharges)
+	rc.Limits.MaxDuration = orDefault(p.Budgets.Duration, rc.Limits.MaxDuration)
+	return rc, nil
+}
+
+func orInt(n, def int) int {
+	if n > 0 {
+		return n
+	}
+	return def
+}
+
+// certifyProvider is CertifyProvider: the requirements, then the property.
+func certifyProvider(t *testing.T, p Provider) Result {
+	t.Helper()
+	rc, err := p.remoteConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	prov, err := remote.New(rc) // refuses a live-looking key before any request
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Stop != nil {
+		done := make(chan struct{})
+		defer close(done)
+		go func() {
+			select {
+			case <-p.Stop:
+				prov.Meter().Stop()
+			case <-done:
+			}
+		}()
+	}
+	pcfg, err := FromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.ReportDir != "" {
+		pcfg.ReportDir = p.ReportDir
+	}
+	if p.Baseline != "" {
+		if pcfg.Baseline, err = LoadBaseline(p.Baseline); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if p.TimeScale != 0 {
+		pcfg.TimeScale = p.TimeScale
+	}
+	restore := setRapidFlags(t, p.Checks, p.Seed)
+	defer restore()
+
+	var w = p.Progress
+	if w == nil {
+		w = logWriter{t}
+	}
+	progress := reports.NewProgress(w, len(certify.Requirements()), 0)
+	progress.SetLeft(func() string {
+		req, posts := prov.Meter().Used()
+		l := prov.Config().Limits
+		return fmt.Sprintf("%d requests and %d charges left", l.MaxRequests-req, l.MaxCharges-posts)
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), prov.Config().Limits.MaxDuration+time.Minute)
+	defer cancel()
+	cert, err := certify.Run(ctx, prov, certify.Options{Progress: func(r reports.RequirementResult) { _ = progress.Requirement(r) }})
+	if errors.Is(err, certify.ErrDialect) || errors.Is(err, certify.ErrUnreachable) {
+		// Not the provider, or not its dialect: the page says so, and the
+		// property is not run against it.
+		paths, werr := reports.WriteCertificationRun(pcfg.ReportDir, cert)
+		if werr != nil {
+			t.Fatal(werr)
+		}
+		t.Errorf("could not certify: %v\ncertification: %s (%s)", err, fromRoot(paths.Markdown), cert.Overall())
+		return Result{Certification: cert, Paths: paths}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	pcfg.Provider, pcfg.Remote = prov.BaseURL(), prov
+	pcfg.ProviderStore = "" // the store is the served provider's business
+	pcfg.OnSequence = func() { _ = progress.Sequence() }
+	stats, _ := runStats(t, "property", pcfg)
+	cert.Invariants, cert.Coverage, cert.Deviations = stats.Results(), stats.Coverage(), stats.Deviations()
+	cert.Finished, cert.Budgets = time.Now().UTC(), prov.Meter().Budgets()
+	_ = progress.Done()
+
+	paths, err := reports.WriteCertificationRun(pcfg.ReportDir, cert)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range cert.Requirements {
+		t.Logf("%-36s %-12s [%s] %s", r.ID, r.Verdict, r.Against, r.Reason)
+		if r.Verdict == reports.Fail {
+			t.Errorf("%s: FAIL: %s (evidence in %s)", r.ID, r.Reason, fromRoot(paths.Markdown))
+		}
+	}
+	for _, b := range cert.Budgets {
+		t.Logf("budget %-8s %s of %s", b.Name, b.Used, b.Limit)
+	}
+	t.Logf("certification: %s (%s)\njunit: %s", fromRoot(paths.Markdown), cert.Overall(), fromRoot(paths.JUnit))
+	return Result{Certification: cert, Paths: paths}
+}
+
+// setRapidFlags sets -rapid.checks and -rapid.seed for one call when
+// checks or seed is not zero, and returns what puts them back.
+func setRapidFlags(t *testing.T, checks int, seed uint64) func() {
+	var undo []func()
+	set := func(name, v string) {
+		f := flag.Lookup(name)
+		if f == nil {
+			return
+		}
+		old := f.Value.String()
+		if err := f.Value.Set(v); err != nil {
+			t.Fatal(err)
+		}
+		undo = append(undo, func() { _ = f.Value.Set(old) })
+	}
+	if checks > 0 {
+		set("rapid.checks", strconv.Itoa(checks))
+	}
+	if seed != 0 {
+		set("rapid.seed", strconv.FormatUint(seed, 10))
+	}
+	return func() {
+		for _, u := range undo {
+			u()
+		}
+	}
+}
+
+// logWriter writes each line to t.Log, so progress shows as it happens
+// under -v.
+type logWriter struct{ t *testing.T }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	if n := len(p); n > 0 && p[n-1] == '\n' {
+		w.t.Log(string(p[:n-1]))
+	} else {
+		w.t.Log(string(p))
+	}
+	return len(p), nil
+}

@@ -1,0 +1,131 @@
+// Package conformance is idemcheck's library API: property-based
+// conformance checks of idempotent payment calls (IETF
+// draft-ietf-httpapi-idempotency-key-header; seed articles 000 and 004).
+// The entry points, read first (the rest of the package is how they work):
+//
+//   - CertifyProvider certifies a payment provider's sandbox at a URL: the
+//     fixed requirement list (package certify), then the rapid property
+//     with the reference client against it, within budgets; it writes a
+//     certification page and returns its verdicts.
+//   - CheckClient checks a Go checkout client (package checkout's
+//     contract) against the embedded provider under faults, on virtual
+//     time.
+//   - CheckService checks a checkout service in another process, in any
+//     language, speaking docs/client-api.md.
+//   - Run is the main job: the reference client against the embedded
+//     provider, WireMock or a URL (Config, FromEnv).
+//
+// All of them run under a *testing.T: rapid draws, checks and shrinks
+// through it, and virtual time is a testing/synctest bubble. cmd/idemcheck
+// runs CertifyProvider and Run outside go test. A failure is an
+// invariant's *ViolationError (errors.Is ErrViolation), reported with its
+// shrunk counterexample, report path and replay command.
+package conformance
+
+import (
+	"io"
+	"testing"
+	"time"
+
+	"github.com/idemcheck/idemcheck/reports"
+)
+
+// Provider is a provider to certify. Every field is optional but URL; a
+// zero field takes the environment's value, and without one its default:
+// a field set in Go overrides the environment.
+type Provider struct {
+	// URL is the provider's base URL, http(s)://host[:port]; requests go
+	// to URL + "/v1/charges". Default IDEMCHECK_PROVIDER when that is a URL.
+	URL string
+	// Dialect is "reference" (docs/provider-api.md) or "stripe"; default
+	// IDEMCHECK_DIALECT, else the profile's dialect, else "reference".
+	Dialect string
+	// Profile is the path of the provider's profile (profiles/*.json,
+	// docs/profiles.md: retention window, replay header, environment);
+	// default IDEMCHECK_PROFILE, else none: the provider is judged against
+	// the IETF draft alone.
+	Profile string
+	// APIKey is sent as "Authorization: Bearer <key>" and never printed;
+	// default the variable APIKeyEnv names. A live-looking key (sk_live_,
+	// pk_live_, rk_live_ in any case) is refused before any request.
+	APIKey string
+	// APIKeyEnv names the environment variable that holds the key; default
+	// IDEMCHECK_API_KEY. A second account's key, for the cross-account
+	// requirement, is IDEMCHECK_API_KEY_2 (unset: INCONCLUSIVE).
+	APIKeyEnv string
+	// Budgets bound what the run may send and how long it may take.
+	Budgets Budgets
+	// Checks is how many sequences the rapid property draws; default
+	// -rapid.checks (RAPID_CHECKS, else rapid's 100).
+	Checks int
+	// Seed is the rapid property's seed; default -rapid.seed (RAPID_SEED,
+	// else a random one, printed with any failure).
+	Seed uint64
+	// ReportDir is where the run folder and index.md are written; default
+	// IDEMCHECK_REPORT_DIR, else DefaultReportDir ("idemcheck-reports" in
+	// the current directory).
+	ReportDir string
+	// Baseline is the path of a baseline file (see Baseline): deviations it
+	// lists are KNOWN, not FAIL; default IDEMCHECK_BASELINE, else none.
+	Baseline string
+	// TimeScale turns the client's timeouts and drawn fault durations into
+	// real time; default IDEMCHECK_TIME_SCALE, else DefaultRemoteTimeScale
+	// (1/3: attempt timeout 1 s).
+	TimeScale float64
+	// Progress receives one line per requirement verdict and a running
+	// count of sequences with the requests and charges left; default t.Log.
+	Progress io.Writer
+	// Stop, when closed, ends the run as if its duration budget ran out
+	// (cmd/idemcheck closes it on SIGINT or SIGTERM): what was judged so
+	// far is written, INCONCLUSIVE where unfinished; default nil (never).
+	Stop <-chan struct{}
+}
+
+// Budgets bound a certification run: it stops with INCONCLUSIVE verdicts
+// rather than exceed one.
+type Budgets struct {
+	// Requests bounds the HTTP requests sent to the provider; default
+	// IDEMCHECK_MAX_REQUESTS, else 200.
+	Requests int
+	// Charges bounds the create requests (POST /v1/charges), each of which
+	// may charge; default IDEMCHECK_MAX_CHARGES, else 100.
+	Charges int
+	// Duration bounds the run's wall-clock time; default
+	// IDEMCHECK_MAX_DURATION, else 10m.
+	Duration time.Duration
+}
+
+// Result is a certification run: the page's content (Overall() is its
+// verdict: PASS, KNOWN, INCONCLUSIVE or FAIL) and the files written.
+type Result struct {
+	reports.Certification
+	// Paths are the run folder and its certification.md, .json and
+	// .junit.xml; empty when the run could not start.
+	Paths reports.CertificationPaths
+}
+
+// Validate checks p as CertifyProvider would, sending nothing: an error
+// wraps remote.ErrLiveCredential for a live-looking key or a production
+// profile, and names the setting for any other unusable value.
+func (p Provider) Validate() error {
+	rc, err := p.remoteConfig()
+	if err == nil {
+		_, err = rc.Validate()
+	}
+	return err
+}
+
+// CertifyProvider certifies the provider p under t: every requirement of
+// certify.Requirements, then the conformance property (Run) with the
+// reference client against p, within p.Budgets. It writes the run folder
+// under p.ReportDir (certification.md, .json, .junit.xml, run.json),
+// updates index.md, appends the page to GITHUB_STEP_SUMMARY when set, and
+// returns the result. t fails on a FAIL verdict (Errorf: the call
+// returns), on a URL that does not answer in the dialect (certify.ErrDialect:
+// the page says so, every verdict INCONCLUSIVE; Errorf) and on a refused
+// configuration (Fatal, nothing sent); other INCONCLUSIVE verdicts and
+// KNOWN ones do not fail t.
+func CertifyProvider(t *testing.T, p Provider) Result {
+	t.Helper()
+	return certifyProvider(t, p)
+}
