@@ -236,9 +236,19 @@ func TestCertify_TheDeadlineEndsARunAgainstAHang(t *testing.T) {
 // a header, an error body) put it into certification.md, .json and
 // .junit.xml, and the job summary. The wire scrubs both keys, and so
 // does every report writer; nothing written holds either.
+//
+// The same holds when the provider echoes the key upper-cased and as a
+// header name (hostile.EchoCase; regression: the scrubbers matched the key
+// only in its own case).
 func TestCertify_AnEchoedKeyIsInNothingWritten(t *testing.T) {
+	for _, mode := range []hostile.Mode{hostile.EchoKey, hostile.EchoCase} {
+		t.Run(string(mode), func(t *testing.T) { echoedKeyInNothingWritten(t, mode) })
+	}
+}
+
+func echoedKeyInNothingWritten(t *testing.T, mode hostile.Mode) {
 	const second remote.APIKey = "sk_test_idemcheckSECONDkey987654"
-	s := hostile.Start(t, hostile.Options{Mode: hostile.EchoKey})
+	s := hostile.Start(t, hostile.Options{Mode: mode})
 	summary := filepath.Join(t.TempDir(), "summary.md")
 	t.Setenv(reports.StepSummaryEnv, summary)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
@@ -266,7 +276,7 @@ func TestCertify_AnEchoedKeyIsInNothingWritten(t *testing.T) {
 		b, err := os.ReadFile(f)
 		require.NoError(t, err)
 		for _, k := range []remote.APIKey{testKey, second} {
-			assert.NotContains(t, string(b), k.Reveal(), f)
+			assert.Falsef(t, strings.Contains(strings.ToLower(string(b)), strings.ToLower(k.Reveal())), "%s holds a key (in some case)", f)
 		}
 	}
 	assert.GreaterOrEqual(t, len(files), 5, "certification.md, .json, .junit.xml, run.json, index.md, the job summary: %v", files)

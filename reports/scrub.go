@@ -58,7 +58,8 @@ func writeFile(path string, b []byte, mode os.FileMode) error {
 }
 
 // Scrubber replaces secrets with their markers in every form a provider
-// may echo them: as they are; with any of their bytes JSON-escaped
+// may echo them: as they are, in any ASCII case (upper-cased, or in a
+// header name net/http canonicalized); with any of their bytes JSON-escaped
 // (\u0073, \/) or percent-encoded (%73, %2F, %2f; "+" for a space), in
 // any mix and hex case; and base64-encoded (standard or URL alphabet, at
 // any offset of a longer base64 text such as "Bearer <key>" or "<key>:"
@@ -91,13 +92,48 @@ func NewScrubber(pairs ...string) *Scrubber {
 // Replace is text with every secret, in every form, replaced.
 func (s *Scrubber) Replace(text string) string {
 	for _, f := range s.forms {
-		text = strings.ReplaceAll(text, f.secret, f.marker)
+		text = replaceFold(text, f.secret, f.marker)
 		text = replaceEscaped(text, f.secret, f.marker)
 		for _, b := range f.base64 {
 			text = strings.ReplaceAll(text, b, f.marker)
 		}
 	}
 	return text
+}
+
+// replaceFold replaces secret in text in any ASCII case: a provider may
+// echo a key upper-cased, and net/http canonicalizes a header name that
+// holds one ("X-Sk_test_abc…", the rest lower-cased).
+func replaceFold(text, secret, marker string) string {
+	low, sec := asciiLower(text), asciiLower(secret)
+	if !strings.Contains(low, sec) {
+		return text
+	}
+	var b strings.Builder
+	last := 0
+	for {
+		i := strings.Index(low[last:], sec)
+		if i < 0 {
+			break
+		}
+		b.WriteString(text[last : last+i])
+		b.WriteString(marker)
+		last += i + len(sec)
+	}
+	b.WriteString(text[last:])
+	return b.String()
+}
+
+// asciiLower is s with A–Z lower-cased and every other byte kept, so that
+// its byte offsets are those of s.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 // replaceEscaped replaces secret in text where some of its bytes are

@@ -71,6 +71,10 @@ const (
 	// ("Bearer <key>"), and percent-encoded, lower-case hex, in every
 	// error body.
 	EchoEscaped Mode = "echo-escaped"
+	// EchoCase is EchoKey with the key upper-cased in every charge id and
+	// error body, and sent as a header name too ("X-Key-<key>: 1", which
+	// net/http canonicalizes to "X-Key-Sk_test_…", the rest lower-cased).
+	EchoCase Mode = "echo-case"
 	// GzipEcho is EchoKey with every answer gzip-encoded
 	// (Content-Encoding: gzip), whatever the request's Accept-Encoding.
 	GzipEcho Mode = "gzip-echo"
@@ -255,6 +259,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.echo(w, r, key, key, key)
 	case EchoEscaped:
 		s.echo(w, r, jsonEscapeFirst(key), base64.StdEncoding.EncodeToString([]byte("Bearer "+key)), percentEncode(key))
+	case EchoCase:
+		w.Header().Set("X-Key-"+key, "1")
+		s.echo(w, r, strings.ToUpper(key), strings.ToUpper(key), strings.ToUpper(key))
 	case GzipEcho:
 		gz := &gzipWriter{ResponseWriter: w}
 		s.echo(gz, r, key, key, key)

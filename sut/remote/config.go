@@ -170,6 +170,11 @@ func (c Config) Validate() (Config, error) {
 			return c, fmt.Errorf("%w: %s has a live marker (%s, in any case)", ErrLiveCredential, k.name, p)
 		}
 	}
+	if p := liveInURL(c.BaseURL); p != "" {
+		// A live credential pasted into the URL (user info, path or
+		// query) goes to the provider with every request.
+		return c, fmt.Errorf("%w: IDEMCHECK_PROVIDER has a live marker (%s, in any case)", ErrLiveCredential, p)
+	}
 	if c.Profile.Name == "" && c.Profile.Dialect == "" {
 		c.Profile = DraftProfile(c.Dialect)
 	}

@@ -2,6 +2,7 @@ package remote
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 )
 
@@ -67,6 +68,21 @@ func (k APIKey) livePrefix() string {
 	}
 	for _, p := range liveStarts {
 		if strings.HasPrefix(low, p) {
+			return p
+		}
+	}
+	return ""
+}
+
+// liveInURL is the live marker (livePrefixes, any case) a base URL holds
+// anywhere — user info, path, query, even percent-encoded — or "".
+func liveInURL(raw string) string {
+	low := strings.ToLower(raw)
+	if u, err := url.PathUnescape(raw); err == nil {
+		low += " " + strings.ToLower(u)
+	}
+	for _, p := range livePrefixes {
+		if strings.Contains(low, p) {
 			return p
 		}
 	}
