@@ -112,8 +112,9 @@ type Exchange struct {
 	ChargeID string    `json:"charge_id,omitempty"`
 }
 
-// IsPost reports whether e is a create-charge request.
-func (e Exchange) IsPost() bool { return e.Method == "POST" }
+// IsPost reports whether e is a create-charge request: a POST that is not
+// to the refunds resource (IsRefund).
+func (e Exchange) IsPost() bool { return e.Method == "POST" && !e.IsRefund() }
 
 // Unknown reports whether the client cannot tell from e whether the
 // provider charged: a transport error or timeout, a 409, or a 500/502/504
