@@ -86,3 +86,6 @@ func IsRefundReference(ref string) bool { return strings.HasPrefix(ref, "refund-
 func (e Exchange) IsRefund() bool {
 	return e.Method == "POST" && strings.HasPrefix(e.Path, RefundsPath)
 }
+
+// OpRefund is a merchant's refund of a paid order (checkout.Refunder).
+const OpRefund OpKind = "refund"
