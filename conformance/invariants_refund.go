@@ -150,3 +150,9 @@ func checkConvergesWithRefunds(w World) Finding {
 	}
 	return Finding{}
 }
+
+// The refund invariants' plain words (explain.go).
+func init() {
+	plainWords[KeyScopedPerEndpoint] = "the provider let a key of one endpoint reach another (%s), so a refund can be blocked, or answered with a charge"
+	plainWords[AtMostOneRefundPerIntent] = "the merchant's refund was made more than once, or made while the client recorded it as not made (%s): money went back twice or the books miss a refund"
+}
