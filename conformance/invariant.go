@@ -103,7 +103,7 @@ func Safety() []Invariant {
 		{Name: ConflictNeverFinal, Doc: "a 409, timeout or 5xx is an unknown outcome: the attempt stays open and the order PaymentPending", Check: checkConflictNeverFinal},
 		{Name: ReplayConsistent, Doc: "a completed key answers with the first response's status and body; a key in flight answers 409", Check: checkReplayConsistent},
 		{Name: MismatchRejected, Doc: "the same key with another body is refused with 422 and creates nothing", Check: checkMismatchRejected},
-		{Name: KeyScopedPerEndpoint, Doc: "a charge's key sent to /v1/refunds is refused or kept apart: never the charge's stored response, never 422, never 409 once the charge finished", Check: checkKeyScopedPerEndpoint},
+		{Name: KeyScopedPerEndpoint, Doc: "a charge's key sent to /v1/refunds is refused or kept apart: never the charge's stored response, never 409 once the charge finished", Check: checkKeyScopedPerEndpoint},
 		{Name: AtMostOneChargePerOrder, Doc: "the provider never holds two successful charges for one order", Check: checkAtMostOneCharge},
 		{Name: AtMostOneRefundPerIntent, Doc: "the provider holds at most one refund per refund intent, and none for an intent the client settled as not refunded", Check: checkAtMostOneRefund},
 		{Name: BooksBalance, Doc: "every Succeeded attempt has exactly one provider charge with its amount and currency, and every charge belongs to an attempt that is Succeeded or still Open; never more refunded than charged, and every Succeeded refund intent has its refund", Check: checkBooksWithRefunds},

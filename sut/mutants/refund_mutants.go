@@ -15,7 +15,7 @@ import (
 func init() {
 	register(Mutant{
 		Name:        "keys-shared-across-endpoints",
-		Description: "one key store for every endpoint: a charge's key sent to /v1/refunds is refused with 422 (or 409) for the whole retention window",
+		Description: "one key store for every endpoint: a charge's key sent to /v1/refunds answers 409 (in flight) for the whole retention window, so the refund never gets through",
 		Invariant:   "key-scoped-per-endpoint", MinSteps: 3,
 		Class:    "idempotency store global across endpoints (middleware keyed by the key alone)",
 		Provider: func(cfg *provider.Config) { cfg.Planted.Refunds.SharedKeys = true },

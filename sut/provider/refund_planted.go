@@ -6,11 +6,10 @@ import "time"
 // (Planted.Refunds); sut/mutants sets them. The zero value is the
 // reference: refunds keep their own key store.
 type PlantedRefunds struct {
-	// SharedKeys: one key store for every endpoint, the fingerprint over
-	// the body alone: a key a charge used, sent to /v1/refunds, is that
-	// charge's key — 422 (another body) once the charge completed, 409
-	// while it is in flight — so the refund is blocked for the whole
-	// retention window.
+	// SharedKeys: one key store for every endpoint, whose record of
+	// another endpoint's request is taken for a request still in flight:
+	// a key a charge used, sent to /v1/refunds, answers 409 for the whole
+	// retention window, so the refund's retries never get through.
 	SharedKeys bool
 	// ReplaysCharge: one key store for every endpoint, looked up by the key
 	// alone: a key a charge completed with, sent to /v1/refunds, replays
@@ -39,9 +38,7 @@ func (p *Provider) plantedRefundTake(key, fingerprint string, now time.Time) (_ 
 	case pr.ReplaysCharge && charge.done: // planted bug: ReplaysCharge
 		cp := *charge
 		return &cp, replay, true
-	case pr.SharedKeys && charge.done: // planted bug: SharedKeys
-		return nil, mismatch, true
-	case pr.SharedKeys || pr.ReplaysCharge:
+	case pr.SharedKeys || pr.ReplaysCharge: // planted bug: SharedKeys (and ReplaysCharge while in flight)
 		return nil, inFlight, true
 	}
 	return nil, 0, false

@@ -85,7 +85,7 @@ func TestRefund_KeyScopedPerEndpoint(t *testing.T) {
 	assert.Equal(t, http.StatusPaymentRequired, postRefund(t, p, `"charge-key"`, over(ch)).Code, "kept apart: the refund's own refusal")
 
 	shared := provider.New(provider.Config{Planted: provider.Planted{Refunds: provider.PlantedRefunds{SharedKeys: true}}})
-	requireProblem(t, postRefund(t, shared, `"charge-key"`, over(paidCharge(t, shared))), http.StatusUnprocessableEntity)
+	requireProblem(t, postRefund(t, shared, `"charge-key"`, over(paidCharge(t, shared))), http.StatusConflict)
 
 	replays := provider.New(provider.Config{Planted: provider.Planted{Refunds: provider.PlantedRefunds{ReplaysCharge: true}}})
 	ch = paidCharge(t, replays)
