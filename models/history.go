@@ -110,6 +110,10 @@ type Exchange struct {
 	Err      string    `json:"err,omitempty"`
 	Replayed bool      `json:"replayed,omitempty"`
 	ChargeID string    `json:"charge_id,omitempty"`
+
+	// RefundCharge is the charge a refund request names (IsRefund), so a
+	// report can rebuild its body.
+	RefundCharge string `json:"refund_charge,omitempty"`
 }
 
 // IsPost reports whether e is a create-charge request: a POST that is not
