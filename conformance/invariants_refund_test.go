@@ -109,6 +109,22 @@ func TestKeyScopedPerEndpoint(t *testing.T) {
 // A 409 for a refund whose own earlier try under the key is still at the
 // provider is that refund's answer, not a block by the charge.
 func TestKeyScopedPerEndpoint_OwnRefundInFlight(t *testing.T) {
+	t.Run("a 409 the charge got is no stored response", func(t *testing.T) {
+		f := paidFixture(models.RefundOpen)
+		conflict := models.BodyDigest([]byte(`{"status":409}`))
+		f.post(f.att.IdempotencyKey, 409, "", 409, "").ProviderBodyDigest = conflict
+		refundProbe(f, 409, "", conflict)
+		var scoped []conformance.Invariant
+		for _, inv := range conformance.Safety() {
+			if inv.Name == conformance.KeyScopedPerEndpoint {
+				scoped = append(scoped, inv)
+			}
+		}
+		v := conformance.Evaluate(f.w, scoped)
+		require.NotNil(t, v)
+		assert.Contains(t, v.Message, "answered 409 though the charge had finished")
+	})
+
 	f := paidFixture(models.RefundOpen)
 	refundProbe(f, 402, "", models.BodyDigest([]byte(`{"error":{}}`)))
 	first := &f.w.History.Exchanges[len(f.w.History.Exchanges)-1]
