@@ -53,7 +53,7 @@ const maxTriesCost = 5
 
 // Requirements is the fixed list a certification checks, in order.
 func Requirements() []Requirement {
-	return []Requirement{
+	return append([]Requirement{
 		{ID: ReqReplay, Title: "A completed key answers the first response's status and body (same charge id), for a success and, where the profile says errors are stored, for a decline; with the replay header the profile publishes, if any.",
 			Source: "draft-ietf-httpapi-idempotency-key-header §2.6; docs/provider-api.md (same key, first request finished); profile: replay_header", against: draft,
 			cost: cost{4, 4}, check: checkReplay},
@@ -81,7 +81,7 @@ func Requirements() []Requirement {
 		{ID: ReqCrossAccount, Title: "A key used by one account is not replayed to another (needs a second API key).",
 			Source: "draft-ietf-httpapi-idempotency-key-header §2 (a key is unique per client)", against: draft,
 			cost: cost{2, 2}, check: checkCrossAccount},
-	}
+	}, refundRequirements()...) // refunds.go
 }
 
 // costOf is req's cost under opts (the concurrency requirement's depends

@@ -24,6 +24,8 @@
 //     key must survive a crash: stored before the first send).
 //   - Callback: the payment-ready callback racing the shopper's return.
 //   - Placer: the client numbers its own orders; else the harness does.
+//   - Refunder: the merchant's refund action, judged by
+//     at-most-one-refund-per-intent and books-balance (refund.go).
 package checkout
 
 import (
@@ -141,6 +143,8 @@ type Viewer interface {
 type View struct {
 	Orders   []models.Order
 	Attempts []models.PaymentAttempt
+	// Refunds are the refund intents of a Refunder, in creation order.
+	Refunds []models.RefundIntent
 }
 
 // Placer is a Client that numbers its own orders: the harness places each

@@ -48,6 +48,7 @@ func (m *machine) actions() map[string]func(*rapid.T) {
 		"heal-faults":           m.heal,
 		"probe-stored-key":      m.probe,
 		"payment-ready-race":    m.callbackRace,
+		"refund":                m.refund, // actions_refund.go
 	}
 	for name, a := range actions {
 		actions[name] = m.live(a)

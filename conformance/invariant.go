@@ -39,6 +39,11 @@ type World struct {
 	Killable bool
 	// Now is the (virtual) time of the snapshot.
 	Now time.Time
+	// Refunds is the provider's refunds and RefundIntents the client's,
+	// when RefundsJudged: the provider's refunds are known (in process).
+	Refunds       []models.Refund
+	RefundIntents []models.RefundIntent
+	RefundsJudged bool
 
 	memo *memo // what several invariants derive from the history, computed once
 }
@@ -98,8 +103,10 @@ func Safety() []Invariant {
 		{Name: ConflictNeverFinal, Doc: "a 409, timeout or 5xx is an unknown outcome: the attempt stays open and the order PaymentPending", Check: checkConflictNeverFinal},
 		{Name: ReplayConsistent, Doc: "a completed key answers with the first response's status and body; a key in flight answers 409", Check: checkReplayConsistent},
 		{Name: MismatchRejected, Doc: "the same key with another body is refused with 422 and creates nothing", Check: checkMismatchRejected},
+		{Name: KeyScopedPerEndpoint, Doc: "a charge's key sent to /v1/refunds is refused or kept apart: never the charge's stored response, never 409 once the charge finished", Check: checkKeyScopedPerEndpoint},
 		{Name: AtMostOneChargePerOrder, Doc: "the provider never holds two successful charges for one order", Check: checkAtMostOneCharge},
-		{Name: BooksBalance, Doc: "every Succeeded attempt has exactly one provider charge with its amount and currency, and every charge belongs to an attempt that is Succeeded or still Open", Check: checkBooksBalance},
+		{Name: AtMostOneRefundPerIntent, Doc: "the provider holds at most one refund per refund intent, and none for an intent the client settled as not refunded", Check: checkAtMostOneRefund},
+		{Name: BooksBalance, Doc: "every Succeeded attempt has exactly one provider charge with its amount and currency, and every charge belongs to an attempt that is Succeeded or still Open; never more refunded than charged, and every Succeeded refund intent has its refund", Check: checkBooksWithRefunds},
 	}
 }
 
@@ -107,7 +114,7 @@ func Safety() []Invariant {
 // AbandonAfter plus the reconciliation interval.
 func Liveness() []Invariant {
 	return []Invariant{
-		{Name: ReconciliationConverges, Liveness: true, Doc: "no attempt is left Open and an order is Paid exactly when the provider holds its charge", Check: checkConverges},
+		{Name: ReconciliationConverges, Liveness: true, Doc: "no attempt is left Open and an order is Paid exactly when the provider holds its charge", Check: checkConvergesWithRefunds},
 	}
 }
 

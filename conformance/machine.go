@@ -230,7 +230,12 @@ func (w *world) snapshot() (World, error) {
 			return World{}, err
 		}
 	}
+	refunds, judged, err := w.refundTruth()
+	if err != nil {
+		return World{}, err
+	}
 	return World{
+		Refunds: refunds, RefundIntents: view.Refunds, RefundsJudged: judged,
 		History:   h,
 		Orders:    view.Orders,
 		Attempts:  view.Attempts,

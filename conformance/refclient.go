@@ -63,7 +63,11 @@ func (r *refClient) PlaceOrder(_ context.Context, total int64, currency string) 
 // View implements checkout.Viewer: the store's orders and attempts.
 func (r *refClient) View(ctx context.Context) (checkout.View, error) {
 	orders, attempts, err := r.w.store.Snapshot(ctx)
-	return checkout.View{Orders: orders, Attempts: attempts}, err
+	v := checkout.View{Orders: orders, Attempts: attempts}
+	if rs, ok := r.w.store.(client.RefundStore); ok && err == nil {
+		v.Refunds, err = rs.Refunds(ctx)
+	}
+	return v, err
 }
 
 // crash kills the process without starting another (a crash point).

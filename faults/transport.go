@@ -198,6 +198,11 @@ func describe(req *http.Request, limit int64) (models.Exchange, []byte, error) {
 		ex.CardHash, ex.Card = models.CardHash(cr.Source), models.CardLabel(cr.Source)
 		ex.Description = cr.Description
 	}
+	if ex.IsRefund() { // the refund's charge, for a report to rebuild its body
+		var rr models.RefundRequest
+		_ = json.Unmarshal(body, &rr)
+		ex.RefundCharge = rr.Charge
+	}
 	return ex, body, nil
 }
 

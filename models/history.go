@@ -110,10 +110,15 @@ type Exchange struct {
 	Err      string    `json:"err,omitempty"`
 	Replayed bool      `json:"replayed,omitempty"`
 	ChargeID string    `json:"charge_id,omitempty"`
+
+	// RefundCharge is the charge a refund request names (IsRefund), so a
+	// report can rebuild its body.
+	RefundCharge string `json:"refund_charge,omitempty"`
 }
 
-// IsPost reports whether e is a create-charge request.
-func (e Exchange) IsPost() bool { return e.Method == "POST" }
+// IsPost reports whether e is a create-charge request: a POST that is not
+// to the refunds resource (IsRefund).
+func (e Exchange) IsPost() bool { return e.Method == "POST" && !e.IsRefund() }
 
 // Unknown reports whether the client cannot tell from e whether the
 // provider charged: a transport error or timeout, a 409, or a 500/502/504

@@ -124,6 +124,10 @@ func CurlScript(f Failure) []byte {
 		case len(g.ids) > 0:
 			end = " &\npids+=($!)\n"
 		}
+		if ex.IsRefund() { // curl_refund.go
+			fmt.Fprintf(&b, "send POST %s %s %s%s", shellQuote(target), shellQuote(key), refundBody(ex), end)
+			continue
+		}
 		if !ex.IsPost() {
 			fmt.Fprintf(&b, "send %s %s %s%s", ex.Method, shellQuote(target), shellQuote(key), end)
 			continue

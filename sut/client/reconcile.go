@@ -48,8 +48,9 @@ func (c *Client) RunReconciliation(ctx context.Context, now time.Time) Reconcile
 // A succeeded charge makes the attempt Succeeded and its order Paid; no
 // charge and an age of at least AbandonAfter makes it Abandoned and its
 // order Placed (the shopper may pay again under a new key); otherwise it
-// stays Open. A failed query leaves the attempt as it is. Every request
-// carries ctx.
+// stays Open. A failed query leaves the attempt as it is. Open refund
+// intents are settled the same way by GET /v1/refunds?merchant_reference=.
+// Every request carries ctx.
 func (j *ReconciliationJob) RunOnce(ctx context.Context, now time.Time) ReconcileReport {
 	c := j.c
 	ctx, done := c.callContext(ctx)
@@ -112,6 +113,7 @@ func (j *ReconciliationJob) RunOnce(ctx context.Context, now time.Time) Reconcil
 			rep.StillOpen++
 		}
 	}
+	c.reconcileRefunds(ctx, now, &rep) // refund intents, the same way (refund.go)
 	return rep
 }
 

@@ -24,6 +24,7 @@ type Store struct {
 	nextID   int64
 	orders   map[int64]*models.Order
 	attempts []*models.PaymentAttempt // creation order
+	refunds  refundLog                // creation order (refundstore.go)
 }
 
 var _ AttemptStore = (*Store)(nil)

@@ -55,9 +55,10 @@ type Provider struct {
 	planted      Planted // deliberate bugs; zero for the reference
 	store        Store   // nil: keys and charges in memory
 
-	mu      sync.Mutex         // guards keys, charges, declines
+	mu      sync.Mutex         // guards keys, charges, declines, rf
 	keys    map[string]*record // by parsed Idempotency-Key (models.ParseKey)
 	charges []models.Charge    // in creation order; ids are ch_%06d of index+1
+	rf      refundBook         // POST/GET /v1/refunds (refund.go)
 }
 
 // New returns a Provider configured by cfg, with no charges and no keys.
@@ -87,11 +88,16 @@ func New(cfg Config) *Provider {
 //   - GET /v1/charges?merchant_reference=REF lists charges (200, or 400
 //     without REF);
 //   - another method on /v1/charges gets 405 with Allow: GET, POST;
+//   - /v1/refunds creates and lists refunds (refund.go);
 //   - any other path gets 404.
 //
 // Error answers are problem details (application/problem+json). The
 // Authorization header is ignored, and nothing is logged.
 func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == models.RefundsPath {
+		p.serveRefunds(w, r)
+		return
+	}
 	if r.URL.Path != chargesPath {
 		writeProblem(w, http.StatusNotFound, "no such resource: "+r.URL.Path)
 		return

@@ -120,7 +120,7 @@ func TestFind_WithoutReferenceIs400(t *testing.T) {
 
 func TestRouting_UnknownPathIs404(t *testing.T) {
 	p := provider.New(provider.Config{})
-	requireProblem(t, get(p, "/v1/refunds"), http.StatusNotFound)
+	requireProblem(t, get(p, "/v1/payouts"), http.StatusNotFound)
 	requireProblem(t, get(p, "/v1/charges/ch_000001"), http.StatusNotFound)
 	w := httptest.NewRecorder()
 	p.ServeHTTP(w, newPost("k", body(t, visa)))

@@ -24,7 +24,8 @@ import (
 //     becomes 422; 409 (idempotency_key_in_use) stays 409; 429 and 5xx keep
 //     their status and Retry-After;
 //   - find: GET /v1/charges/search?query=metadata['merchant_reference']:'REF'
-//     becomes {"data":[...]} in PROVIDER_API form.
+//     becomes {"data":[...]} in PROVIDER_API form;
+//   - refunds: POST and GET /v1/refunds (stripe_refund.go).
 //
 // The provider's own error messages are never copied (a provider may echo
 // what it was sent); only its error type and code are.
@@ -53,6 +54,14 @@ type stripeError struct {
 }
 
 func (s stripeDialect) Send(next http.RoundTripper, base *url.URL, key APIKey, req *http.Request) (*http.Response, error) {
+	if strings.HasPrefix(req.URL.Path, models.RefundsPath) { // stripe_refund.go
+		switch req.Method {
+		case http.MethodPost:
+			return s.refund(next, base, key, req)
+		case http.MethodGet:
+			return s.findRefunds(next, base, key, req)
+		}
+	}
 	switch req.Method {
 	case http.MethodPost:
 		return s.create(next, base, key, req)

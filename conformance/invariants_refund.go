@@ -1,0 +1,172 @@
+package conformance
+
+import (
+	"strings"
+
+	"github.com/idemcheck/idemcheck/models"
+)
+
+// The refund invariants' names (DESIGN.md's list, for the refunds endpoint).
+const (
+	AtMostOneRefundPerIntent = "at-most-one-refund-per-intent"
+	KeyScopedPerEndpoint     = "key-scoped-per-endpoint"
+)
+
+// refundName is how a report names refund intent ref: "refund 2 of order
+// 1", numbered per order in creation order, or the reference itself for
+// one the client has no record of.
+func refundName(w World, ref string) string {
+	n := map[int64]int{}
+	for _, r := range w.RefundIntents {
+		n[r.OrderID]++
+		if r.Reference() == ref {
+			return "refund " + itoa(n[r.OrderID]) + " of order " + itoa(int(r.OrderID))
+		}
+	}
+	return "refund intent " + ref
+}
+
+// checkAtMostOneRefund: the provider holds at most one refund per refund
+// intent (its merchant_reference), and none for an intent the client
+// settled as not refunded (Refused or Abandoned): a retry under a new key,
+// or a provider that runs a refund's key again, refunds twice (seed article
+// 004: /refunds needs the key as /charges does).
+func checkAtMostOneRefund(w World) Finding {
+	if !w.RefundsJudged {
+		return Finding{}
+	}
+	held := map[string][]string{}
+	for _, re := range w.Refunds {
+		if models.IsRefundReference(re.MerchantReference) {
+			held[re.MerchantReference] = append(held[re.MerchantReference], re.ID)
+		}
+	}
+	for _, r := range w.RefundIntents {
+		ids := held[r.Reference()]
+		switch {
+		case len(ids) > 1:
+			return violation(AtMostOneRefundPerIntent, "the provider holds %d refunds (%s) for %s", len(ids), strings.Join(ids, ", "), refundName(w, r.Reference()))
+		case len(ids) == 1 && (r.Status == models.RefundRefused || r.Status == models.RefundAbandoned):
+			return violation(AtMostOneRefundPerIntent, "the provider holds %s for %s, which the client marked %s", ids[0], refundName(w, r.Reference()), r.Status)
+		}
+	}
+	return Finding{}
+}
+
+// checkBooksWithRefunds is books-balance with the refunds: the charges'
+// books (checkBooksBalance), then never more refunded from a charge than
+// it charged, and every Succeeded refund intent has its refund at the
+// provider, with its id and amount.
+func checkBooksWithRefunds(w World) Finding {
+	if f := checkBooksBalance(w); !f.Holds() || !w.RefundsJudged {
+		return f
+	}
+	refunded := map[string]int64{}
+	byID := map[string]models.Refund{}
+	for _, re := range w.Refunds {
+		refunded[re.Charge] += re.Amount
+		byID[re.ID] = re
+	}
+	for _, c := range w.Charges {
+		if refunded[c.ID] > c.Amount {
+			return violation(BooksBalance, "the provider refunded %d from %s, which charged %d", refunded[c.ID], c.ID, c.Amount)
+		}
+	}
+	for _, r := range w.RefundIntents {
+		if r.Status != models.RefundSucceeded {
+			continue
+		}
+		re, ok := byID[r.ProviderRefundID]
+		switch {
+		case !ok || re.MerchantReference != r.Reference():
+			return violation(BooksBalance, "%s is Succeeded with %q, which the provider does not hold for it", refundName(w, r.Reference()), r.ProviderRefundID)
+		case re.Amount != r.Amount:
+			return violation(BooksBalance, "%s: the provider refunded %d, the intent was %d", refundName(w, r.Reference()), re.Amount, r.Amount)
+		}
+	}
+	return Finding{}
+}
+
+// checkKeyScopedPerEndpoint: a key first used on POST /v1/charges and then
+// sent to /v1/refunds is refused (a final 4xx such as 400 or 422: the
+// client knows to take another key) or kept apart (processed as a refund
+// of its own); the provider never answers the refund with the charge's
+// stored response (its body, or a charge id), and never with 409 once the
+// charge has finished: 409 says "retry later with the same key", so the
+// refund is blocked for as long as the key is remembered (draft §2: a key
+// names one request to one resource; seed article 004 names /charges and
+// /refunds as separate operations). A 409 while the charge is still in
+// flight ends with it.
+func checkKeyScopedPerEndpoint(w World) Finding {
+	exs := w.History.Exchanges
+	for _, e := range exs {
+		if !e.IsRefund() || !e.HasKey || !e.ProviderDone {
+			continue
+		}
+		var charges []models.Exchange
+		for _, c := range exs {
+			if c.IsPost() && c.Key == e.Key && c.Forwarded && c.ArrivalSeq < e.ArrivalSeq {
+				charges = append(charges, c)
+			}
+		}
+		if len(charges) == 0 {
+			continue
+		}
+		finished := !refundInFlight(exs, e)
+		for _, c := range charges {
+			if !c.ProviderDone || c.ProviderSeq > e.ArrivalSeq {
+				finished = false
+			}
+			// The charge's stored response: what it answered once processed
+			// (a 409 of the charges endpoint is no stored response).
+			if c.ProviderDone && c.ProviderStatus != 409 && c.ProviderStatus == e.ProviderStatus && c.ProviderBodyDigest == e.ProviderBodyDigest {
+				return violation(KeyScopedPerEndpoint, "a refund under the key of %s was answered with that charge's stored response (%d)", chargeName(c), e.ProviderStatus)
+			}
+		}
+		switch {
+		case strings.HasPrefix(e.ProviderChargeID, "ch_"):
+			return violation(KeyScopedPerEndpoint, "a refund under the key of %s was answered with charge %s", chargeName(charges[0]), e.ProviderChargeID)
+		case e.ProviderStatus == 409 && finished:
+			return violation(KeyScopedPerEndpoint, "a refund under the key of %s was answered 409 though the charge had finished: the key blocks the refunds endpoint", chargeName(charges[0]))
+		}
+	}
+	return Finding{}
+}
+
+// refundInFlight reports whether an earlier refund under e's key was still
+// at the provider when e arrived (then a 409 is that refund's, not the
+// charge's).
+func refundInFlight(exs []models.Exchange, e models.Exchange) bool {
+	for _, o := range exs {
+		if o.IsRefund() && o.Key == e.Key && o.Forwarded && o.ArrivalSeq < e.ArrivalSeq && (!o.ProviderDone || o.ProviderSeq > e.ArrivalSeq) {
+			return true
+		}
+	}
+	return false
+}
+
+// chargeName names the charge request c for a report: "the charge of
+// order N".
+func chargeName(c models.Exchange) string {
+	return "the charge of order " + itoa(int(orderOf(c.MerchantReference)))
+}
+
+// checkConvergesWithRefunds is reconciliation-converges with the refunds:
+// after reconciliation no refund intent is left Open either.
+func checkConvergesWithRefunds(w World) Finding {
+	if f := checkConverges(w); !f.Holds() {
+		return f
+	}
+	for _, r := range w.RefundIntents {
+		if r.Status == models.RefundOpen {
+			return violation(ReconciliationConverges, "%s is still Open after reconciliation", refundName(w, r.Reference()))
+		}
+	}
+	return Finding{}
+}
+
+// The refund invariants' plain words (explain.go).
+func init() {
+	plainWords[KeyScopedPerEndpoint] = "the provider let a key of one endpoint reach another (%s), so a refund can be blocked, or answered with a charge"
+	plainWords[AtMostOneRefundPerIntent] = "the merchant's refund was made more than once, or made while the client recorded it as not made (%s): money went back twice or the books miss a refund"
+}
