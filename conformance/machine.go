@@ -218,6 +218,10 @@ func (w *world) snapshot() (World, error) {
 	if w.storeErr != nil {
 		return World{}, w.storeErr
 	}
+	other, err := otherAccountCharges(w.prov)
+	if err != nil {
+		return World{}, err
+	}
 	var view checkout.View
 	if v, ok := w.cli.(checkout.Viewer); ok {
 		if view, err = v.View(context.Background()); err != nil {
@@ -231,13 +235,14 @@ func (w *world) snapshot() (World, error) {
 		}
 	}
 	return World{
-		History:   h,
-		Orders:    view.Orders,
-		Attempts:  view.Attempts,
-		Charges:   charges,
-		Retention: w.cfg.Retention,
-		Killable:  w.killable,
-		Now:       w.clock.Now(),
+		History:      h,
+		Orders:       view.Orders,
+		Attempts:     view.Attempts,
+		Charges:      charges,
+		OtherCharges: other,
+		Retention:    w.cfg.Retention,
+		Killable:     w.killable,
+		Now:          w.clock.Now(),
 	}, nil
 }
 

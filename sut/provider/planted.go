@@ -46,6 +46,8 @@ type Planted struct {
 	// QuotedKeyDistinct: the key is the raw header value, so "abc" (quoted)
 	// and abc (bare) are two keys. Malformed values are still 400.
 	QuotedKeyDistinct bool
+	// PlantedShapes are the request-shape and account bugs (planted_shapes.go).
+	PlantedShapes
 }
 
 // plantedTake is take's planted-bug branch, called under p.mu with the

@@ -58,6 +58,8 @@ type Provider struct {
 	mu      sync.Mutex         // guards keys, charges, declines
 	keys    map[string]*record // by parsed Idempotency-Key (models.ParseKey)
 	charges []models.Charge    // in creation order; ids are ch_%06d of index+1
+	// accounts[i] is the account (AccountScope) that created charges[i].
+	accounts []string
 }
 
 // New returns a Provider configured by cfg, with no charges and no keys.
@@ -87,12 +89,14 @@ func New(cfg Config) *Provider {
 //   - GET /v1/charges?merchant_reference=REF lists charges (200, or 400
 //     without REF);
 //   - another method on /v1/charges gets 405 with Allow: GET, POST;
-//   - any other path gets 404.
+//   - any other path gets 404; /v1/charges/ (one trailing slash) is
+//     /v1/charges, and the query of a POST is ignored.
 //
-// Error answers are problem details (application/problem+json). The
-// Authorization header is ignored, and nothing is logged.
+// Error answers are problem details (application/problem+json). Keys,
+// and the charges a GET lists, are scoped per account: the Authorization
+// credential (AccountScope; draft §5). Nothing is logged.
 func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != chargesPath {
+	if resourcePath(r.URL.Path) != chargesPath {
 		writeProblem(w, http.StatusNotFound, "no such resource: "+r.URL.Path)
 		return
 	}
