@@ -55,3 +55,20 @@ func shapeWords(kind string) string {
 	}
 	return kind
 }
+
+// countProbeShapes adds to c, for the summary, the probes of another shape
+// (equivalent-requests-agree) and of another account
+// (key-scoped-per-account) that reached the provider.
+func countProbeShapes(w World, c map[string]int) {
+	for _, e := range w.History.Exchanges {
+		if !e.IsPost() || !e.ProviderDone {
+			continue
+		}
+		switch kind := probeDetail(w.History, e); {
+		case shapeKinds[kind]:
+			c[EquivalentRequestsAgree]++
+		case kind == kindOtherAccount:
+			c[KeyScopedPerAccount]++
+		}
+	}
+}

@@ -98,7 +98,7 @@ func newWorld(cfg Config, m *mutants.Mutant) (*world, error) {
 		w.real, w.loopback = true, true
 	case cfg.isRemote():
 		clock := &faults.OffsetClock{}
-		rb := newRemoteBackend(cfg.Remote, w.hist, clock.Now)
+		rb := withSecondAccount(newRemoteBackend(cfg.Remote, w.hist, clock.Now)) // merchant B with accounts: 2
 		w.clock, w.real, w.prov = remoteClock{OffsetClock: clock, quiesce: rb.Quiesce}, true, rb
 	case cfg.onRedis():
 		clock := &faults.OffsetClock{}

@@ -251,6 +251,7 @@ func coverage(w World) map[string]int {
 			c[ReconciliationConverges]++
 		}
 	}
+	countProbeShapes(w, c)
 	return c
 }
 
