@@ -392,8 +392,11 @@ func checkCrossAccount(r *runner) (verdict, string, error) {
 	if err != nil {
 		return inc, "", err
 	}
-	if same(first, other) {
+	switch {
+	case same(first, other), other.chargeID() != "" && other.chargeID() == first.chargeID():
 		return fail, fmt.Sprintf("the second account sending the first account's key got its response replayed (%s)", other.short()), nil
+	case other.status == 409 || other.status == 422:
+		return fail, fmt.Sprintf("the second account sending the first account's key was refused with %s: one account's key blocked another's", other.short()), nil
 	}
 	return pass, "", nil
 }

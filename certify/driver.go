@@ -148,6 +148,12 @@ func (r *runner) send(c *http.Client, method, url, keyHeader string, body models
 		return answer{}, err
 	}
 	b, _ := json.Marshal(body) // a plain struct
+	return r.sendBytes(c, method, url, keyHeader, b)
+}
+
+// sendBytes is send with the body's bytes as they are (a request shape:
+// shapes.go); the meter has already been asked.
+func (r *runner) sendBytes(c *http.Client, method, url, keyHeader string, b []byte) (answer, error) {
 	ctx, cancel := context.WithTimeout(r.ctx, r.opts.RequestTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(b))

@@ -75,11 +75,14 @@ func Requirements() []Requirement {
 		{ID: ReqQuotedKey, Title: "The quoted (Structured Field String) key is accepted and is the same key as the bare token.",
 			Source: "draft-ietf-httpapi-idempotency-key-header §2; RFC 9651 §3.3.3; docs/provider-api.md", against: draft,
 			cost: cost{3, 2}, check: checkQuotedKey},
+		{ID: ReqShapes, Title: "The same request under one key with a trailing slash, an unrelated query parameter, its JSON fields in another order or other whitespace is answered the first response or refused, never charged again nor refused as another body.",
+			Source: "draft-ietf-httpapi-idempotency-key-header §2.4 (the fingerprint is over the payload's content), §2.6", against: draft,
+			cost: cost{6, 5}, check: checkShapes},
 		{ID: ReqRetention, Title: "A key is honoured for the published retention window (INCONCLUSIVE unless the profile's window is short enough to wait out).",
 			Source: "profile: retention_window; draft-ietf-httpapi-idempotency-key-header §2", against: profile,
 			cost: cost{2, 2}, check: checkRetention},
-		{ID: ReqCrossAccount, Title: "A key used by one account is not replayed to another (needs a second API key).",
-			Source: "draft-ietf-httpapi-idempotency-key-header §2 (a key is unique per client)", against: draft,
+		{ID: ReqCrossAccount, Title: "A key used by one account is neither replayed to another nor blocks it (409, 422): the second account gets a charge of its own (needs a second API key).",
+			Source: "draft-ietf-httpapi-idempotency-key-header §2 (a key is unique per client), §5 (the cache key includes client-specific attributes)", against: draft,
 			cost: cost{2, 2}, check: checkCrossAccount},
 	}, refundRequirements()...) // refunds.go
 }

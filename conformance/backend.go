@@ -3,6 +3,7 @@ package conformance
 import (
 	"fmt"
 	"net/http"
+	"sort"
 	"time"
 
 	"github.com/idemcheck/idemcheck/faults"
@@ -69,7 +70,27 @@ func newEmbedded(cfg Config, m *mutants.Mutant, hist *models.History, now func()
 
 func (e *embedded) Wire() http.RoundTripper           { return e.wire }
 func (e *embedded) BaseURL() string                   { return "http://provider.idemcheck.invalid" }
-func (e *embedded) Charges() ([]models.Charge, error) { return e.prov.Charges(), nil }
+func (e *embedded) Charges() ([]models.Charge, error) { return e.accountCharges(false), nil }
+
+// OtherCharges is merchant B's ledger (the accounts capability).
+func (e *embedded) OtherCharges() ([]models.Charge, error) { return e.accountCharges(true), nil }
+
+// accountCharges is merchant B's charges (other) or every other
+// account's, in creation order: the client's account is whatever its
+// requests carry.
+func (e *embedded) accountCharges(other bool) []models.Charge {
+	r, _ := http.NewRequest(http.MethodGet, "/", nil) // a constant URL: cannot fail
+	r.Header.Set("Authorization", merchantB)
+	b := provider.AccountScope(r)
+	var out []models.Charge
+	for scope, cs := range e.prov.ChargesByAccount() { // one read: one moment of the ledger
+		if (scope == b) == other {
+			out = append(out, cs...)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID }) // ch_%06d: creation order
+	return out
+}
 
 // wireMock is a real WireMock server programmed by sut/wiremock, in real
 // time.

@@ -22,6 +22,8 @@ var plainWords = map[string]string{
 	AtMostOneChargePerOrder: "the provider holds more than one charge for one order (%s): the shopper paid more than once",
 	BooksBalance:            "the client's books and the provider's charges disagree (%s)",
 	ReconciliationConverges: "after the faults healed and reconciliation ran, the client still disagrees with the provider (%s)",
+	EquivalentRequestsAgree: "the provider took one request, sent in another shape under its key, for a new one (%s), so a client or proxy that adds a slash or reorders fields charges again or is refused",
+	KeyScopedPerAccount:     "the provider let one account's key reach another account (%s): a merchant can see another's payment or be blocked by it",
 }
 
 // explain is the one-sentence, plain-words explanation of f at the top of

@@ -20,6 +20,8 @@ const (
 	MismatchRejected        = "mismatch-rejected"
 	BooksBalance            = "books-balance"
 	ReconciliationConverges = "reconciliation-converges"
+	EquivalentRequestsAgree = "equivalent-requests-agree"
+	KeyScopedPerAccount     = "key-scoped-per-account"
 )
 
 // World is what an invariant reads: the history so far, the client's
@@ -28,8 +30,13 @@ type World struct {
 	History  models.Snapshot
 	Orders   []models.Order
 	Attempts []models.PaymentAttempt
-	// Charges is the provider's truth: every charge it holds.
+	// Charges is the provider's truth: every charge it holds for the
+	// client's account (merchant A).
 	Charges []models.Charge
+	// OtherCharges is the provider's charges for the second merchant (B),
+	// whose probes reuse A's keys (probe_shapes.go); nil when the provider
+	// under test serves one account.
+	OtherCharges []models.Charge
 	// Retention is the provider's published retention window.
 	Retention time.Duration
 	// Killable is true for a provider whose process can be killed while it
@@ -101,6 +108,8 @@ func Safety() []Invariant {
 		{Name: OneKeyPerIntent, Doc: "every POST for one payment intent carries the same Idempotency-Key, two intents never share one, and the key survives a crash", Check: checkOneKeyPerIntent},
 		{Name: NoUnsafeRetry, Doc: "a POST without a key is never retried; 400 and 422 are never retried", Check: checkNoUnsafeRetry},
 		{Name: ConflictNeverFinal, Doc: "a 409, timeout or 5xx is an unknown outcome: the attempt stays open and the order PaymentPending", Check: checkConflictNeverFinal},
+		{Name: EquivalentRequestsAgree, Doc: "one request sent in another shape under its key (trailing slash, unrelated query parameter, fields in another order, other whitespace) gets the first answer or a refusal, never a second charge nor a 422", Check: checkEquivalentRequests},
+		{Name: KeyScopedPerAccount, Doc: "a key one account used never gives another account its stored response, never blocks it (409/422), and each account's charges are its own", Check: checkKeyScopedPerAccount},
 		{Name: ReplayConsistent, Doc: "a completed key answers with the first response's status and body; a key in flight answers 409", Check: checkReplayConsistent},
 		{Name: MismatchRejected, Doc: "the same key with another body is refused with 422 and creates nothing", Check: checkMismatchRejected},
 		{Name: KeyScopedPerEndpoint, Doc: "a charge's key sent to /v1/refunds is refused or kept apart: never the charge's stored response, never 409 once the charge finished", Check: checkKeyScopedPerEndpoint},
@@ -161,7 +170,7 @@ var verb = regexp.MustCompile(`%[-+# 0-9.]*[a-zA-Z]`)
 // providerOnly are the invariants about the provider alone: against a
 // provider whose answers the harness programs (WireMock), they would judge
 // the harness, so such runs leave them out (see sut/wiremock).
-var providerOnly = map[string]bool{ReplayConsistent: true, MismatchRejected: true}
+var providerOnly = map[string]bool{ReplayConsistent: true, MismatchRejected: true, EquivalentRequestsAgree: true, KeyScopedPerAccount: true}
 
 // withoutProviderOnly is invs without the provider-only invariants.
 func withoutProviderOnly(invs []Invariant) []Invariant {

@@ -98,7 +98,7 @@ func newWorld(cfg Config, m *mutants.Mutant) (*world, error) {
 		w.real, w.loopback = true, true
 	case cfg.isRemote():
 		clock := &faults.OffsetClock{}
-		rb := newRemoteBackend(cfg.Remote, w.hist, clock.Now)
+		rb := withSecondAccount(newRemoteBackend(cfg.Remote, w.hist, clock.Now)) // merchant B with accounts: 2
 		w.clock, w.real, w.prov = remoteClock{OffsetClock: clock, quiesce: rb.Quiesce}, true, rb
 	case cfg.onRedis():
 		clock := &faults.OffsetClock{}
@@ -218,6 +218,10 @@ func (w *world) snapshot() (World, error) {
 	if w.storeErr != nil {
 		return World{}, w.storeErr
 	}
+	other, err := otherAccountCharges(w.prov)
+	if err != nil {
+		return World{}, err
+	}
 	var view checkout.View
 	if v, ok := w.cli.(checkout.Viewer); ok {
 		if view, err = v.View(context.Background()); err != nil {
@@ -236,13 +240,14 @@ func (w *world) snapshot() (World, error) {
 	}
 	return World{
 		Refunds: refunds, RefundIntents: view.Refunds, RefundsJudged: judged,
-		History:   h,
-		Orders:    view.Orders,
-		Attempts:  view.Attempts,
-		Charges:   charges,
-		Retention: w.cfg.Retention,
-		Killable:  w.killable,
-		Now:       w.clock.Now(),
+		History:      h,
+		Orders:       view.Orders,
+		Attempts:     view.Attempts,
+		Charges:      charges,
+		OtherCharges: other,
+		Retention:    w.cfg.Retention,
+		Killable:     w.killable,
+		Now:          w.clock.Now(),
 	}, nil
 }
 

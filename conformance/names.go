@@ -88,11 +88,13 @@ func clientPostsOf(w World) []models.Exchange {
 	return m.clientPosts
 }
 
-// posts returns the create-charge exchanges of h in order.
+// posts returns the create-charge exchanges of h in order, without the
+// probes of a request shape or of another account (probe_shapes.go): those
+// equivalent-requests-agree and key-scoped-per-account judge.
 func posts(h models.Snapshot) []models.Exchange {
 	var out []models.Exchange
 	for _, e := range h.Exchanges {
-		if e.IsPost() {
+		if e.IsPost() && probeDetail(h, e) == "" {
 			out = append(out, e)
 		}
 	}

@@ -13,7 +13,9 @@ import (
 )
 
 // probeKinds are the requests a probe sends under a settled intent's key.
-var probeKinds = []string{"same body", "another amount", "same body, bare key", "another card", "another currency"}
+// The request shapes and the second account come last (probe_shapes.go).
+var probeKinds = []string{"same body", "another amount", "same body, bare key", "another card", "another currency",
+	shapeTrailingSlash, shapeQuery, shapeReordered, shapeWhitespace, kindOtherAccount}
 
 // probeWindow is how close to the end of the published retention window a
 // probe may still reuse a key: later, the provider may rightly have
@@ -50,7 +52,7 @@ func (m *machine) probe(t *rapid.T) {
 		t.Skip("no paid intent to probe")
 	}
 	a := settled[rapid.IntRange(0, len(settled)-1).Draw(t, "intent_index")] // an index: rapid logs draws, and an attempt holds a card hash
-	kind := rapid.SampledFrom(probeKinds).Draw(t, "probe")
+	kind := rapid.SampledFrom(m.w.probeKindsFor()).Draw(t, "probe")
 	card := m.w.cardOf(a)
 	m.stepWith("probe-stored-key", fmt.Sprintf("order %d %s, %s", a.OrderID, card, kind), m.drawFaults(t))
 	body := models.ChargeRequest{
@@ -68,7 +70,7 @@ func (m *machine) probe(t *rapid.T) {
 	case "another currency":
 		body.Currency = otherCurrency(body.Currency)
 	}
-	m.w.send("probe", a.OrderID, card, header, body)
+	m.w.send("probe", a.OrderID, card, header, body, kind)
 }
 
 func otherCard(card string) string {
@@ -96,15 +98,30 @@ func (w *world) cardOf(a models.PaymentAttempt) string {
 }
 
 // send posts body once with the Idempotency-Key header value keyHeader
-// through the fault layer, without retries, and records it as a probe.
-func (w *world) send(actor string, order int64, card, keyHeader string, body models.ChargeRequest) {
+// through the fault layer, without retries, and records it as a probe. A
+// probe of a request shape or another account (probe_shapes.go) is sent in
+// that shape, and its kind is the operation's Detail.
+func (w *world) send(actor string, order int64, card, keyHeader string, body models.ChargeRequest, kind string) {
+	sh, detail := shapeOf(kind, body), ""
+	if shapeKinds[kind] || kind == kindOtherAccount {
+		detail = kind
+	}
 	id := w.hist.BeginOp(models.Operation{Actor: actor, Kind: models.OpProbe, OrderID: order, Card: card,
-		Amount: body.Amount, Currency: body.Currency, InvokedAt: w.clock.Now()})
-	raw, _ := json.Marshal(body) // a ChargeRequest always marshals
+		Amount: body.Amount, Currency: body.Currency, Detail: detail, InvokedAt: w.clock.Now()})
+	raw := sh.raw
+	if raw == nil {
+		raw, _ = json.Marshal(body) // a ChargeRequest always marshals
+	}
 	ctx := models.WithOp(context.Background(), id)
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, w.ccfg.BaseURL+"/v1/charges", bytes.NewReader(raw))
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, w.ccfg.BaseURL+"/v1/charges"+sh.suffix, bytes.NewReader(raw))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(models.IdempotencyKeyHeader, keyHeader)
+	switch {
+	case sh.auth != "":
+		req.Header.Set("Authorization", sh.auth)
+	case w.ccfg.APIKey != "":
+		req.Header.Set("Authorization", "Bearer "+w.ccfg.APIKey) // merchant A, as the client sends it
+	}
 	ctx, cancel := context.WithTimeout(ctx, w.ccfg.AttemptTimeout)
 	defer cancel()
 	resp, err := w.faults.RoundTrip(req.WithContext(ctx))

@@ -211,6 +211,8 @@ var subjectOf = map[string]string{
 	MismatchRejected:        "reused keys with another body",
 	BooksBalance:            "provider charges",
 	ReconciliationConverges: "attempts settled by reconciliation",
+	EquivalentRequestsAgree: "requests resent in another shape",
+	KeyScopedPerAccount:     "keys resent by another account",
 }
 
 // coverage counts, at the end of one sequence, the subjects of each invariant.
@@ -249,6 +251,7 @@ func coverage(w World) map[string]int {
 			c[ReconciliationConverges]++
 		}
 	}
+	countProbeShapes(w, c)
 	return c
 }
 

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -73,13 +74,13 @@ func (p *Provider) create(w http.ResponseWriter, r *http.Request) {
 	if p.planted.QuotedKeyDistinct { // planted bug: QuotedKeyDistinct
 		key = headers[0]
 	}
-	req, err := decodeRequest(w, r)
+	req, raw, err := decodeRequest(w, r)
 	if err != nil {
 		writeProblem(w, http.StatusBadRequest, err.Error())
 		return
 	}
 
-	fingerprint := models.Fingerprint(req)
+	fingerprint := p.fingerprintOf(req, raw)
 	if p.planted.NoFingerprint { // planted bug: NoFingerprint
 		fingerprint = ""
 	}
@@ -87,6 +88,7 @@ func (p *Provider) create(w http.ResponseWriter, r *http.Request) {
 		p.createStored(w, r, key, fingerprint, req)
 		return
 	}
+	key = p.memoryKey(r, key)
 	rec, v := p.take(key, fingerprint)
 	switch v {
 	case mismatch:
@@ -110,7 +112,7 @@ func (p *Provider) create(w http.ResponseWriter, r *http.Request) {
 // whose profile makes the key optional: nothing is stored or deduplicated,
 // so every such request that reaches the provider may charge.
 func (p *Provider) createWithoutKey(w http.ResponseWriter, r *http.Request) {
-	req, err := decodeRequest(w, r)
+	req, _, err := decodeRequest(w, r)
 	if err != nil {
 		writeProblem(w, http.StatusBadRequest, err.Error())
 		return
@@ -199,6 +201,7 @@ func (p *Provider) process(key string, rec *record, req models.ChargeRequest, r 
 			Created:           now,
 		}
 		p.charges = append(p.charges, ch)
+		p.accounts = append(p.accounts, AccountScope(r))
 		status, body = http.StatusCreated, mustJSON(ch)
 	}
 	rec.done, rec.status, rec.body, rec.completedAt = true, status, body, now
@@ -208,21 +211,24 @@ func (p *Provider) process(key string, rec *record, req models.ChargeRequest, r 
 }
 
 // decodeRequest reads one JSON models.ChargeRequest (at most maxBodyBytes;
-// Content-Type is not checked) and validates it. The error text is the
-// problem detail of the 400 answer.
-func decodeRequest(w http.ResponseWriter, r *http.Request) (models.ChargeRequest, error) {
-	var req models.ChargeRequest
+// Content-Type is not checked) and validates it; raw is the body's bytes.
+// The error text is the problem detail of the 400 answer.
+func decodeRequest(w http.ResponseWriter, r *http.Request) (req models.ChargeRequest, raw []byte, err error) {
 	if r.Body == nil {
-		return req, errors.New("the request body is required")
+		return req, nil, errors.New("the request body is required")
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	raw, err = io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err != nil {
+		return req, nil, fmt.Errorf("the request body is not a charge request: %v", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	if err := dec.Decode(&req); err != nil {
-		return req, fmt.Errorf("the request body is not a charge request: %v", err)
+		return req, raw, fmt.Errorf("the request body is not a charge request: %v", err)
 	}
 	if dec.Decode(&struct{}{}) != io.EOF {
-		return req, errors.New("the request body has data after the JSON object")
+		return req, raw, errors.New("the request body has data after the JSON object")
 	}
-	return req, validate(req)
+	return req, raw, validate(req)
 }
 
 // validate checks a charge request: amount > 0 (minor units), currency

@@ -15,15 +15,22 @@
 //     store the full response, not a flag) — declines included,
 //
 // for the retention window (24h unless configured), after which the key is
-// forgotten and may create a new charge.
+// forgotten and may create a new charge. Keys are scoped per account (the
+// Authorization credential, AccountScope; draft §5) and by resource, not by
+// the raw URL: /v1/charges/ is /v1/charges and a POST's query is ignored.
+// The fingerprint is over the payload's content, so the same fields in
+// another order are the same body (draft §2.4).
 //
 // Index:
 //   - provider.go — Config, New, Provider, routing and Charges.
 //   - create.go   — POST /v1/charges: validation, the key store, processing.
 //   - find.go     — GET /v1/charges?merchant_reference=.
 //   - write.go    — JSON and problem-details (RFC 9457) responses.
+//   - scope.go    — the account and resource a key is scoped by, the
+//     fingerprint, charges per account.
 //   - store.go    — Store: a durable key store and ledger instead of memory
 //     (Config.Store; redisstore is seed article 004's Redis store).
 //   - planted.go  — Planted: deliberate, switchable bugs for sut/mutants;
-//     the zero value (the default) is the reference provider.
+//     the zero value (the default) is the reference provider;
+//     planted_shapes.go holds the request-shape and account bugs.
 package provider

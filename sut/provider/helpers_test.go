@@ -54,7 +54,9 @@ func post(t *testing.T, p *provider.Provider, keyHeader string, req models.Charg
 // get sends GET target to p and returns the recorded response.
 func get(p *provider.Provider, target string) *httptest.ResponseRecorder {
 	w := httptest.NewRecorder()
-	p.ServeHTTP(w, httptest.NewRequest(http.MethodGet, target, nil))
+	r := httptest.NewRequest(http.MethodGet, target, nil)
+	r.Header.Set("Authorization", "Bearer sk_test_secret") // newPost's account: a list is per account
+	p.ServeHTTP(w, r)
 	return w
 }
 

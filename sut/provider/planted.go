@@ -48,6 +48,8 @@ type Planted struct {
 	QuotedKeyDistinct bool
 	// Refunds are the bugs of the refunds endpoint (refund_planted.go).
 	Refunds PlantedRefunds
+	// PlantedShapes are the request-shape and account bugs (planted_shapes.go).
+	PlantedShapes
 }
 
 // plantedTake is take's planted-bug branch, called under p.mu with the

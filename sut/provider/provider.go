@@ -59,6 +59,8 @@ type Provider struct {
 	keys    map[string]*record // by parsed Idempotency-Key (models.ParseKey)
 	charges []models.Charge    // in creation order; ids are ch_%06d of index+1
 	rf      refundBook         // POST/GET /v1/refunds (refund.go)
+	// accounts[i] is the account (AccountScope) that created charges[i].
+	accounts []string
 }
 
 // New returns a Provider configured by cfg, with no charges and no keys.
@@ -89,16 +91,18 @@ func New(cfg Config) *Provider {
 //     without REF);
 //   - another method on /v1/charges gets 405 with Allow: GET, POST;
 //   - /v1/refunds creates and lists refunds (refund.go);
-//   - any other path gets 404.
+//   - any other path gets 404; /v1/charges/ (one trailing slash) is
+//     /v1/charges, and the query of a POST is ignored.
 //
-// Error answers are problem details (application/problem+json). The
-// Authorization header is ignored, and nothing is logged.
+// Error answers are problem details (application/problem+json). Keys,
+// and the charges a GET lists, are scoped per account: the Authorization
+// credential (AccountScope; draft §5). Nothing is logged.
 func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path == models.RefundsPath {
+	if resourcePath(r.URL.Path) == models.RefundsPath {
 		p.serveRefunds(w, r)
 		return
 	}
-	if r.URL.Path != chargesPath {
+	if resourcePath(r.URL.Path) != chargesPath {
 		writeProblem(w, http.StatusNotFound, "no such resource: "+r.URL.Path)
 		return
 	}

@@ -1,0 +1,78 @@
+package certify
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/idemcheck/idemcheck/models"
+	"github.com/idemcheck/idemcheck/sut/remote"
+)
+
+// ReqShapes is the requirement that one logical request sent in the shapes
+// a client library or a proxy may produce is one request under its key.
+const ReqShapes = "equivalent-request-shapes-agree"
+
+// requestShape is one way to send a create's request: a path suffix (a
+// trailing slash, an unrelated query parameter) and the body's bytes.
+type requestShape struct {
+	name, suffix string
+	raw          []byte
+}
+
+// requestShapes are the shapes of body checkShapes sends after the first
+// create: the same fields and values, other bytes or another URL.
+func requestShapes(body models.ChargeRequest) []requestShape {
+	plain, _ := json.Marshal(body) // a plain struct
+	var fields map[string]any
+	_ = json.Unmarshal(plain, &fields)
+	sorted, _ := json.Marshal(fields) // encoding/json sorts map keys: another order than the struct's
+	spaced, _ := json.MarshalIndent(body, "  ", "\t")
+	return []requestShape{
+		{name: "a trailing slash", suffix: "/", raw: plain},
+		{name: "an unrelated query parameter", suffix: "?utm_source=idemcheck", raw: plain},
+		{name: "the fields in another order", raw: sorted},
+		{name: "other whitespace", raw: append(append([]byte("\n "), spaced...), "\r\n"...)},
+	}
+}
+
+// checkShapes: after a first create, the same request under the same key
+// with a trailing slash, an unrelated query parameter, its JSON fields in
+// another order and other whitespace is answered the first response or
+// refused (404, 400…), never charged again and never refused with the
+// mismatch status (the fingerprint is over the payload's content, draft
+// §2.4); the lookup by merchant reference then finds one charge.
+func checkShapes(r *runner) (verdict, string, error) {
+	if r.p.Dialect() == remote.DialectStripe {
+		return inc, "the stripe dialect rebuilds every create (form-encoded, on its own URL): the shapes never reach the provider", nil
+	}
+	key, body := models.FormatKey(newKey()), r.charge("shapes")
+	first, why, err := r.created(key, body)
+	if err != nil || why != "" {
+		return inc, why, err
+	}
+	for _, s := range requestShapes(body) {
+		if err := r.afford(1, 1); err != nil {
+			return inc, "", err
+		}
+		a, err := r.sendBytes(r.client, http.MethodPost, r.proxy.URL+"/v1/charges"+s.suffix, key, s.raw)
+		if err != nil {
+			return inc, "", err
+		}
+		switch {
+		case a.err != nil:
+			continue // an unknown outcome: the lookup below tells whether it charged
+		case a.status == http.StatusUnprocessableEntity:
+			return fail, fmt.Sprintf("the same request with %s was refused with 422 as another body, where %s was answered first", s.name, first.short()), nil
+		case a.status >= 200 && a.status < 300 && !same(first, a):
+			return fail, fmt.Sprintf("the same request with %s under the first create's key was answered %s, not the replay of %s", s.name, a.short(), first.short()), nil
+		}
+	}
+	if why, err := r.charges(body.MerchantReference, 1); err != nil || why != "" {
+		if why != "" {
+			why = fmt.Sprintf("after the same request in %d other shapes, %s", len(requestShapes(body)), why)
+		}
+		return fail, why, err
+	}
+	return pass, "", nil
+}

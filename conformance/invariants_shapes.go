@@ -1,0 +1,74 @@
+package conformance
+
+import "github.com/idemcheck/idemcheck/models"
+
+// checkEquivalentRequests: a probe that sends a key's request in another
+// shape (a trailing slash, an unrelated query parameter, the JSON fields
+// in another order, other whitespace; probe_shapes.go) is the same request
+// under that key: the provider answers the key's first response or refuses
+// it (400, 404, 405, 409…), and never charges again; and since its body has
+// the same fields and values, it is never refused as another body with 422
+// (draft-ietf-httpapi-idempotency-key-header §2.4: the fingerprint is over
+// the payload's content; §2.6). Shape probes are left out of postsOf, so
+// no other provider invariant judges them.
+func checkEquivalentRequests(w World) Finding {
+	n := newNames(w)
+	first := map[string]models.Exchange{} // the key's first completed answer, in this account
+	for _, e := range w.History.Exchanges {
+		if !e.IsPost() || !e.HasKey || !e.ProviderDone || asOtherAccount(w.History, e) {
+			continue
+		}
+		kind := probeDetail(w.History, e)
+		f, seen := first[e.Key]
+		if !shapeKinds[kind] {
+			if !seen && e.ProviderStatus != 409 && e.ProviderStatus < 500 && !refusedStoreDown(e) {
+				first[e.Key] = e
+			}
+			continue
+		}
+		if !seen || f.Fingerprint != e.Fingerprint || refusedStoreDown(e) {
+			continue // nothing completed under the key yet, or not the same content
+		}
+		name := n.of(e.MerchantReference)
+		switch {
+		case e.ProviderStatus == 422:
+			return violation(EquivalentRequestsAgree, "%s: the same request with %s was refused with 422 as another body (the first answer was %s)", name, shapeWords(kind), answer(f))
+		case e.ProviderStatus >= 200 && e.ProviderStatus < 300 && e.ProviderBodyDigest != f.ProviderBodyDigest,
+			e.ProviderStatus == 402 && e.ProviderBodyDigest != f.ProviderBodyDigest:
+			return violation(EquivalentRequestsAgree, "%s: the same request with %s under a completed key was answered %s, not the first response (%s)", name, shapeWords(kind), answer(e), answer(f))
+		}
+	}
+	return Finding{}
+}
+
+// shapeWords names a probe shape inside a message: "a trailing slash".
+func shapeWords(kind string) string {
+	switch kind {
+	case shapeTrailingSlash:
+		return "a trailing slash"
+	case shapeQuery:
+		return "an unrelated query parameter"
+	case shapeReordered:
+		return "its fields in another order"
+	case shapeWhitespace:
+		return "other whitespace"
+	}
+	return kind
+}
+
+// countProbeShapes adds to c, for the summary, the probes of another shape
+// (equivalent-requests-agree) and of another account
+// (key-scoped-per-account) that reached the provider.
+func countProbeShapes(w World, c map[string]int) {
+	for _, e := range w.History.Exchanges {
+		if !e.IsPost() || !e.ProviderDone {
+			continue
+		}
+		switch kind := probeDetail(w.History, e); {
+		case shapeKinds[kind]:
+			c[EquivalentRequestsAgree]++
+		case kind == kindOtherAccount:
+			c[KeyScopedPerAccount]++
+		}
+	}
+}

@@ -1,0 +1,83 @@
+package conformance_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemcheck/idemcheck/conformance"
+	"github.com/idemcheck/idemcheck/models"
+)
+
+// paidFixture is order 1 paid with ch_000001 under the attempt's key.
+func paidShapeFixture() *fixture {
+	f := newFixture()
+	f.post(f.att.IdempotencyKey, 201, "", 201, "ch_000001")
+	f.charge("ch_000001")
+	f.succeed("ch_000001")
+	f.result("Paid")
+	return f
+}
+
+// probeAs appends a probe under the attempt's key whose operation's Detail
+// is kind (a request shape or "same body, another account").
+func (f *fixture) probeAs(kind string, provider int, charge string) *models.Exchange {
+	op := len(f.w.History.Ops) + 1
+	f.w.History.Ops = append(f.w.History.Ops, models.Operation{ID: op, Step: op, Kind: models.OpProbe, OrderID: 1, Detail: kind, Returned: true})
+	e := f.post(f.att.IdempotencyKey, provider, "", provider, charge)
+	e.OpID = op
+	return e
+}
+
+func TestEquivalentRequestsAgree(t *testing.T) {
+	f := paidShapeFixture()
+	f.probeAs("same body, trailing slash", 201, "ch_000001")   // the replay
+	f.probeAs("same body, unrelated query parameter", 404, "") // a refusal
+	require.Nil(t, violated(t, f.w), "the replay or a refusal holds")
+
+	second := paidShapeFixture()
+	second.probeAs("same body, trailing slash", 201, "ch_000002")
+	second.charge("ch_000002")
+	v := violated(t, second.w)
+	require.NotNil(t, v)
+	assert.Equal(t, conformance.EquivalentRequestsAgree, v.Invariant, "named before the second charge's consequences")
+	assert.Equal(t, "equivalent-requests-agree: order 1 intent 1: the same request with a trailing slash under a completed key was answered 201 ch_000002, not the first response (201 ch_000001)", v.Message)
+
+	refused := paidShapeFixture()
+	refused.probeAs("same body, fields in another order", 422, "")
+	v = violated(t, refused.w)
+	require.NotNil(t, v)
+	assert.Equal(t, conformance.EquivalentRequestsAgree, v.Invariant)
+	assert.Contains(t, v.Message, "refused with 422 as another body")
+}
+
+func TestKeyScopedPerAccount(t *testing.T) {
+	f := paidShapeFixture()
+	f.probeAs("same body, another account", 201, "ch_000002")
+	f.w.OtherCharges = []models.Charge{{ID: "ch_000002", Status: "succeeded", MerchantReference: f.att.Reference()}}
+	require.Nil(t, violated(t, f.w), "merchant B's own charge, in its own ledger, is no violation of anything")
+
+	for name, c := range map[string]struct {
+		status int
+		charge string
+		want   string
+	}{
+		"leaked":  {201, "ch_000001", "the first account's stored response"},
+		"blocked": {409, "", "one account's key blocked another's"},
+	} {
+		g := paidShapeFixture()
+		g.probeAs("same body, another account", c.status, c.charge)
+		v := violated(t, g.w)
+		require.NotNil(t, v, name)
+		assert.Equal(t, conformance.KeyScopedPerAccount, v.Invariant, name)
+		assert.Contains(t, v.Message, c.want, name)
+	}
+
+	mixed := paidShapeFixture()
+	mixed.probeAs("same body, another account", 201, "ch_000002")
+	mixed.charge("ch_000002") // in merchant A's ledger
+	v := violated(t, mixed.w)
+	require.NotNil(t, v)
+	assert.Equal(t, conformance.KeyScopedPerAccount, v.Invariant)
+}

@@ -1,0 +1,129 @@
+package conformance
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/idemcheck/idemcheck/models"
+)
+
+// The probe kinds that send one logical request in another shape, as a
+// client library or a proxy may produce it (issue 10, item 1), and the
+// one that sends it as another merchant (item 2). Under one key each shape
+// is the request the client sent: the same answer or a refusal, never a
+// second charge, never a 422 (draft §2.4: the fingerprint is over the
+// payload's content). The header-name case is left to the certification:
+// in process there is no wire to carry a header name as it was written.
+const (
+	shapeTrailingSlash = "same body, trailing slash"
+	shapeQuery         = "same body, unrelated query parameter"
+	shapeReordered     = "same body, fields in another order"
+	shapeWhitespace    = "same body, other whitespace"
+	kindOtherAccount   = "same body, another account"
+)
+
+// shapeKinds are the probe kinds equivalent-requests-agree judges.
+var shapeKinds = map[string]bool{shapeTrailingSlash: true, shapeQuery: true, shapeReordered: true, shapeWhitespace: true}
+
+// merchantB is the second merchant's credential in process: the property's
+// client is merchant A (its own Authorization, or none), and a probe of
+// kind kindOtherAccount sends merchant A's key as merchant B. A test
+// value, never a secret.
+const merchantB = "Bearer sk_test_idemcheck_merchant_b"
+
+// probeShape is how a probe's request departs from the client's own: a
+// path suffix and query, a raw body in place of the encoded one, and an
+// Authorization header. The zero value is the client's shape.
+type probeShape struct {
+	suffix string // appended to /v1/charges: "/" or "?utm_source=idemcheck"
+	raw    []byte // the body bytes to send, nil: json.Marshal of the body
+	auth   string // the Authorization header, "": as the client's config has it
+}
+
+// shapeOf is the shape probe kind sends body in.
+func shapeOf(kind string, body models.ChargeRequest) probeShape {
+	switch kind {
+	case shapeTrailingSlash:
+		return probeShape{suffix: "/"}
+	case shapeQuery:
+		return probeShape{suffix: "?utm_source=idemcheck"}
+	case shapeReordered:
+		return probeShape{raw: reversedJSON(body)}
+	case shapeWhitespace:
+		b, _ := json.MarshalIndent(body, " ", "\t") // a ChargeRequest always marshals
+		return probeShape{raw: append(append([]byte("\n "), b...), " \r\n"...)}
+	case kindOtherAccount:
+		return probeShape{auth: merchantB}
+	}
+	return probeShape{}
+}
+
+// reversedJSON is body's JSON object with its members in reverse order:
+// the same fields and values, other bytes.
+func reversedJSON(body models.ChargeRequest) []byte {
+	b, _ := json.Marshal(body) // a ChargeRequest always marshals
+	var fields map[string]json.RawMessage
+	_ = json.Unmarshal(b, &fields)
+	var order []string
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	_, _ = dec.Token() // {
+	for dec.More() {
+		k, _ := dec.Token()
+		var skip json.RawMessage
+		_ = dec.Decode(&skip)
+		order = append(order, k.(string))
+	}
+	var out strings.Builder
+	out.WriteByte('{')
+	for i := len(order) - 1; i >= 0; i-- {
+		k, _ := json.Marshal(order[i])
+		out.Write(k)
+		out.WriteByte(':')
+		out.Write(fields[order[i]])
+		if i > 0 {
+			out.WriteByte(',')
+		}
+	}
+	out.WriteByte('}')
+	return []byte(out.String())
+}
+
+// accounts is a backend that keeps its charges per account and can serve
+// a second merchant: its Charges are merchant A's alone, and OtherCharges
+// merchant B's (the probe of kind kindOtherAccount).
+type accounts interface {
+	OtherCharges() ([]models.Charge, error)
+}
+
+// probeKindsFor is probeKinds without kindOtherAccount when the backend
+// cannot serve a second merchant.
+func (w *world) probeKindsFor() []string {
+	if _, ok := w.prov.(accounts); ok {
+		return probeKinds
+	}
+	var out []string
+	for _, k := range probeKinds {
+		if k != kindOtherAccount {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// asOtherAccount reports whether exchange e was sent by a probe as
+// merchant B; probe shapes are recorded as their operation's Detail.
+func asOtherAccount(h models.Snapshot, e models.Exchange) bool {
+	return probeDetail(h, e) == kindOtherAccount
+}
+
+// probeDetail is the Detail of e's operation when it is a probe.
+func probeDetail(h models.Snapshot, e models.Exchange) string {
+	if e.OpID < 1 || e.OpID > len(h.Ops) {
+		return ""
+	}
+	op := h.Ops[e.OpID-1]
+	if op.Kind != models.OpProbe {
+		return ""
+	}
+	return op.Detail
+}
