@@ -63,6 +63,10 @@ func (p *Provider) refund(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, http.StatusBadRequest, "the Idempotency-Key header is not a Structured Field String or a bare token")
 		return
 	}
+	// The refunds' store is scoped per account like the charges' (draft
+	// §5), under the same scoped key, so the planted shared-store bugs
+	// find the charge's record.
+	key = AccountScope(r) + ":" + key
 	req, err := decodeRefund(w, r)
 	if err != nil {
 		writeProblem(w, http.StatusBadRequest, err.Error())
