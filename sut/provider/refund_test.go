@@ -22,6 +22,7 @@ func postRefund(t *testing.T, p *provider.Provider, keyHeader string, req models
 	r := httptest.NewRequest(http.MethodPost, models.RefundsPath, strings.NewReader(string(b)))
 	r.Header.Set("Content-Type", "application/json")
 	r.Header.Set(models.IdempotencyKeyHeader, keyHeader)
+	r.Header.Set("Authorization", "Bearer sk_test_secret") // the account newPost charges under
 	w := httptest.NewRecorder()
 	p.ServeHTTP(w, r)
 	return w
