@@ -41,6 +41,7 @@ func (m *machine) actions() map[string]func(*rapid.T) {
 		"open-order":            m.openOrder,
 		"checkout":              m.checkout,
 		"double-click":          m.doubleClick,
+		"double-click-mismatch": m.doubleClickMismatch,
 		"time-passes":           m.advanceTime,
 		"reconcile":             m.reconcile,
 		"crash-restart":         m.crashRestart,

@@ -235,6 +235,7 @@ func (w *world) snapshot() (World, error) {
 		Orders:    view.Orders,
 		Attempts:  view.Attempts,
 		Charges:   charges,
+		Declines:  declinesOf(w.prov),
 		Retention: w.cfg.Retention,
 		Killable:  w.killable,
 		Now:       w.clock.Now(),
