@@ -55,3 +55,18 @@ func checkDeclinesRunOnce(w World) Finding {
 	}
 	return Finding{}
 }
+
+// refusalFormat is mismatch-rejected's format half: a mismatch refused
+// with 409 or 422 is refused with problem details (application/problem+
+// json; draft §2.7, RFC 9457), as every error answer of the reference
+// dialect is. Judged only where the wire recorded the answer's headers.
+func refusalFormat(v specVerdict, n *names) Finding {
+	e := v.ex
+	if v.expect.Kind != models.ExpectMismatch || (e.ProviderStatus != 409 && e.ProviderStatus != 422) || e.ProviderHeaders == (models.ResponseHeaders{}) {
+		return Finding{}
+	}
+	if !e.ProviderHeaders.IsProblem() {
+		return violation(MismatchRejected, "%s: a request reusing a key with another body was refused %d as %q, not as problem details (%s)", n.of(e.MerchantReference), e.ProviderStatus, e.ProviderHeaders.ContentType, models.ProblemContentType)
+	}
+	return Finding{}
+}

@@ -127,6 +127,9 @@ func checkMismatchRejected(w World) Finding {
 		if v.expect.Kind == models.ExpectMismatch && !refusedStoreDown(v.ex) && !v.expect.Matches(v.ex.ProviderStatus, v.ex.ProviderBodyDigest) {
 			return violation(MismatchRejected, "%s: a request reusing a key with another body was answered %s, not 422", n.of(v.ex.MerchantReference), answer(v.ex))
 		}
+		if f := refusalFormat(v, n); !f.Holds() {
+			return f
+		}
 	}
 	return Finding{}
 }

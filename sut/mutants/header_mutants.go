@@ -33,4 +33,11 @@ func init() {
 		Class:    "fingerprint compared only once the first request completed",
 		Provider: func(cfg *provider.Config) { cfg.Planted.InflightMismatchCharges = true },
 	})
+	register(Mutant{
+		Name:        "errors-not-problem-details",
+		Description: "400, 409 and 422 answers are sent as application/json, not as problem details (application/problem+json)",
+		Invariant:   "mismatch-rejected", MinSteps: 2,
+		Class:    "error answers in an ad-hoc format (draft §2.7 error scenarios; RFC 9457)",
+		Provider: func(cfg *provider.Config) { cfg.Planted.ErrorsNotProblemDetails = true },
+	})
 }

@@ -70,3 +70,15 @@ func TestPlanted_DeclinedKeyRecharges(t *testing.T) {
 	assert.Equal(t, d1.Body.String(), d2.Body.String(), "the decline is still replayed")
 	assert.Equal(t, 1, p.Declines())
 }
+
+// TestPlanted_ErrorsNotProblemDetails: the mutant's 422 keeps its body but
+// not its media type.
+func TestPlanted_ErrorsNotProblemDetails(t *testing.T) {
+	p := provider.New(provider.Config{Planted: provider.Planted{ErrorsNotProblemDetails: true}})
+	decodeCharge(t, post(t, p, key1, visa))
+	other := visa
+	other.Amount++
+	w := post(t, p, key1, other)
+	require.Equal(t, 422, w.Code)
+	assert.Equal(t, "application/json", w.Header().Get("Content-Type"))
+}

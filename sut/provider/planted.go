@@ -61,6 +61,10 @@ type Planted struct {
 	// another body is processed as a new request, and may charge, instead
 	// of 409 or 422; the key keeps the first request.
 	InflightMismatchCharges bool
+	// ErrorsNotProblemDetails: the error answers keep their JSON body but
+	// are sent as application/json, not RFC 9457's
+	// application/problem+json.
+	ErrorsNotProblemDetails bool
 }
 
 // plantedTake is take's planted-bug branch, called under p.mu with the

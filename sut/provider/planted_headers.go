@@ -67,3 +67,14 @@ func (p *Provider) Declines() int {
 	defer p.mu.Unlock()
 	return p.declines
 }
+
+// plainErrors is the ErrorsNotProblemDetails bug: a ResponseWriter that
+// sends problem details as plain application/json.
+type plainErrors struct{ http.ResponseWriter }
+
+func (e plainErrors) WriteHeader(code int) {
+	if e.Header().Get("Content-Type") == models.ProblemContentType {
+		e.Header().Set("Content-Type", "application/json")
+	}
+	e.ResponseWriter.WriteHeader(code)
+}

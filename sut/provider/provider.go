@@ -92,6 +92,9 @@ func New(cfg Config) *Provider {
 // Error answers are problem details (application/problem+json). The
 // Authorization header is ignored, and nothing is logged.
 func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if p.planted.ErrorsNotProblemDetails { // planted bug: ErrorsNotProblemDetails
+		w = plainErrors{w}
+	}
 	if r.URL.Path != chargesPath {
 		writeProblem(w, http.StatusNotFound, "no such resource: "+r.URL.Path)
 		return
