@@ -110,6 +110,10 @@ func checkReplayConsistent(w World) Finding {
 			if !x.Matches(e.ProviderStatus, e.ProviderBodyDigest) {
 				return violation(ReplayConsistent, "%s: a retry while the key was in flight was answered %s, not 409", name, answer(e))
 			}
+		case models.ExpectMismatch:
+			if x.InFlight && !x.Matches(e.ProviderStatus, e.ProviderBodyDigest) {
+				return violation(ReplayConsistent, "%s: another body under the key while it was in flight was answered %s, not 409 or 422", name, answer(e))
+			}
 		case models.ExpectProcess:
 			if e.ProviderStatus == 409 {
 				return violation(ReplayConsistent, "%s: a key no request was processing was answered 409", name)

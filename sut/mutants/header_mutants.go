@@ -29,7 +29,7 @@ func init() {
 	register(Mutant{
 		Name:        "inflight-mismatch-charges",
 		Description: "another body under a key still in flight (a double click with another amount) is processed and charges, instead of 409 or 422",
-		Invariant:   "mismatch-rejected", MinSteps: 2,
+		Invariant:   "replay-consistent", MinSteps: 2,
 		Class:    "fingerprint compared only once the first request completed",
 		Provider: func(cfg *provider.Config) { cfg.Planted.InflightMismatchCharges = true },
 	})
