@@ -41,7 +41,6 @@ func (m *machine) actions() map[string]func(*rapid.T) {
 		"open-order":            m.openOrder,
 		"checkout":              m.checkout,
 		"double-click":          m.doubleClick,
-		"double-click-mismatch": m.doubleClickMismatch,
 		"time-passes":           m.advanceTime,
 		"reconcile":             m.reconcile,
 		"crash-restart":         m.crashRestart,
@@ -50,6 +49,7 @@ func (m *machine) actions() map[string]func(*rapid.T) {
 		"probe-stored-key":      m.probe,
 		"payment-ready-race":    m.callbackRace,
 	}
+	m.inflightActions(actions)
 	for name, a := range actions {
 		actions[name] = m.live(a)
 	}

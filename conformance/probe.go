@@ -22,9 +22,8 @@ var probeKinds = []string{"same body", "another amount", "same body, bare key", 
 const probeWindow = time.Hour
 
 // probe sends, outside the client, one POST that reuses the key of a
-// Succeeded intent, or in virtual time of a Declined one (another card
-// under a declined key must not charge: the stored 402 or 422; in real
-// time the certification's declined-key-never-charges covers it): the
+// Succeeded intent, or of a Declined one where providerDraws (another
+// card under a declined key must not charge: the stored 402 or 422): the
 // very same request — the
 // provider must replay the first response (seed article 004: "aynı key ile
 // 3 kere art arda istek at") —, the same key with another amount, which it
@@ -44,7 +43,7 @@ func (m *machine) probe(t *rapid.T) {
 	now := m.w.clock.Now()
 	for _, a := range m.w.attempts() {
 		fresh := now.Sub(a.LastSentAt) < m.run.cfg.Retention-min(probeWindow, m.run.cfg.Retention/10)
-		if fresh && (a.Status == models.AttemptSucceeded || (a.Status == models.AttemptDeclined && !m.w.real)) {
+		if fresh && (a.Status == models.AttemptSucceeded || (a.Status == models.AttemptDeclined && m.providerDraws())) {
 			settled = append(settled, a)
 		}
 	}
