@@ -134,7 +134,7 @@ func Run(ctx context.Context, p *remote.Provider, opts Options) (reports.Certifi
 		notTested = "not tested: " + notDialect.Error()
 	}
 	for _, req := range Requirements() {
-		res := reports.RequirementResult{ID: req.ID, Title: req.Title, Source: req.Source, Against: req.against(prof)}
+		res := reports.RequirementResult{ID: req.ID, Title: req.Title, Source: req.Source, Against: req.against(prof), Level: req.Level}
 		switch {
 		case notDialect != nil:
 			res.Verdict, res.Reason = reports.Inconclusive, notTested

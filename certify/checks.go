@@ -123,6 +123,9 @@ func checkReplay(r *runner) (verdict, string, error) {
 	if !same(first, again) {
 		return fail, fmt.Sprintf("a retry with the same key and body answered %s, not the first response %s", again.short(), first.short()), nil
 	}
+	if why := sameHeaders(first, again); why != "" {
+		return fail, why, nil
+	}
 	if why := r.unmarked("the replay", again); why != "" {
 		return fail, why, nil
 	}
@@ -145,6 +148,9 @@ func checkReplay(r *runner) (verdict, string, error) {
 			}
 			if !same(d1, d2) {
 				return fail, fmt.Sprintf("a retried decline answered %s with another body, not the first 402", d2.short()), nil
+			}
+			if why := sameHeaders(d1, d2); why != "" {
+				return fail, why, nil
 			}
 			if why := r.unmarked("the decline's replay", d2); why != "" {
 				return fail, why, nil

@@ -114,10 +114,10 @@ func linStep(state, input, output any) (bool, any) {
 			return true, s // a transient failure that never took the key
 		}
 		_, x := s.spec.Arrive(in.key, true, in.fp, at)
-		return x.Kind == models.ExpectReplay && x.Matches(out.status, out.digest), s
+		return (x.Kind == models.ExpectReplay || x.Kind == models.ExpectMismatch) && x.Matches(out.status, out.digest), s
 	case linConflict:
 		_, x := s.spec.Arrive(in.key, true, in.fp, at)
-		return x.Kind == models.ExpectConflict, s
+		return x.Kind == models.ExpectConflict || (x.Kind == models.ExpectMismatch && x.InFlight), s
 	default: // linMismatch
 		_, x := s.spec.Arrive(in.key, true, in.fp, at)
 		return x.Kind == models.ExpectMismatch, s

@@ -32,6 +32,11 @@ func TestCertify_ProviderMutantsFailTheirRequirement(t *testing.T) {
 		{mutant: "no-fingerprint", want: certify.ReqMismatch},
 		{mutant: "errors-not-stored", want: certify.ReqReplay},
 		{mutant: "quoted-key-distinct", want: certify.ReqQuotedKey},
+		{mutant: "replay-drops-location", want: certify.ReqReplay},
+		{mutant: "decline-not-stored-then-charge", want: certify.ReqDeclinedKey},
+		{mutant: "declined-key-recharges", want: certify.ReqDeclinedKey},
+		{mutant: "inflight-mismatch-charges", want: certify.ReqInflightMismatch, processing: 200 * time.Millisecond},
+		{mutant: "errors-not-problem-details", want: certify.ReqProblemDetails},
 		{mutant: "stuck-inflight", want: certify.ReqRetries, processing: 1200 * time.Millisecond, only: []string{certify.ReqRetries}},
 		{mutant: "short-retention", want: certify.ReqRetention, window: 70 * time.Second, only: []string{certify.ReqRetention}},
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/models"
+	"github.com/idemcheck/idemcheck/reports"
 )
 
 // The refunds endpoint's requirement ids.
@@ -23,10 +24,10 @@ const (
 // idempotent endpoint (seed article 004 names /charges and /refunds).
 func refundRequirements() []Requirement {
 	return []Requirement{
-		{ID: ReqRefundReplay, Title: "A refund retried with its key answers the first refund (same refund id) and the provider holds one refund for it.",
+		{ID: ReqRefundReplay, Level: reports.LevelShould, Title: "A refund retried with its key answers the first refund (same refund id) and the provider holds one refund for it.",
 			Source: "draft-ietf-httpapi-idempotency-key-header §2.6; docs/provider-api.md (POST /v1/refunds); seed article 004 (/refunds)", against: draft,
 			cost: cost{4, 3}, check: checkRefundReplay},
-		{ID: ReqEndpointScope, Title: "A charge's key sent to /v1/refunds is refused or kept apart: never the charge's stored response, never 409 (retry later) after the charge finished; a final refusal (400, 422) is allowed.",
+		{ID: ReqEndpointScope, Level: reports.LevelShould, Title: "A charge's key sent to /v1/refunds is refused or kept apart: never the charge's stored response, never 409 (retry later) after the charge finished; a final refusal (400, 422) is allowed.",
 			Source: "draft-ietf-httpapi-idempotency-key-header §2 (a key names one request to one resource); seed article 004 (/charges, /refunds)", against: draft,
 			cost: cost{2, 2}, check: checkEndpointScope},
 	}

@@ -14,6 +14,10 @@ type Requirement struct {
 	Title string
 	// Source is where the rule comes from.
 	Source string
+	// Level is the strength of the rule tested (reports.LevelMust, …):
+	// a broken MUST or SHOULD is FAIL, an absent MAY NOT OFFERED, a
+	// profile claim judged as stated.
+	Level string
 	// against says whether the draft or the provider's profile is tested.
 	against func(remote.Profile) string
 	// cost is the most requests and creates it sends (checked before it
@@ -54,37 +58,37 @@ const maxTriesCost = 5
 // Requirements is the fixed list a certification checks, in order.
 func Requirements() []Requirement {
 	return append([]Requirement{
-		{ID: ReqReplay, Title: "A completed key answers the first response's status and body (same charge id), for a success and, where the profile says errors are stored, for a decline; with the replay header the profile publishes, if any.",
+		{ID: ReqReplay, Level: reports.LevelShould, Title: "A completed key answers the first response's status and body (same charge id), for a success and, where the profile says errors are stored, for a decline, with the first response's Location, Content-Type and Retry-After; with the replay header the profile publishes, if any.",
 			Source: "draft-ietf-httpapi-idempotency-key-header §2.6; docs/provider-api.md (same key, first request finished); profile: replay_header", against: draft,
 			cost: cost{4, 4}, check: checkReplay},
-		{ID: ReqMismatch, Title: "The same key with another amount, currency or card is refused (422 in PROVIDER_API, the profile's status on the wire) and charges nothing.",
+		{ID: ReqMismatch, Level: reports.LevelShould, Title: "The same key with another amount, currency or card is refused (422 in PROVIDER_API, the profile's status on the wire) and charges nothing.",
 			Source: "draft-ietf-httpapi-idempotency-key-header §2.5, §2.6; profile: statuses.mismatch", against: draft,
 			cost: cost{5, 4}, check: checkMismatch},
-		{ID: ReqMissingKey, Title: "A create without an Idempotency-Key is refused with 400 and charges nothing, when the profile says keys are required.",
+		{ID: ReqMissingKey, Level: reports.LevelProfile, Title: "A create without an Idempotency-Key is refused with 400 and charges nothing, when the profile says keys are required.",
 			Source: "profile: key_required; draft-ietf-httpapi-idempotency-key-header §2.6 (400)", against: profile,
 			cost: cost{2, 1}, check: checkMissingKey},
-		{ID: ReqConcurrent, Title: "Concurrent requests with one key charge at most once; the others get 409 or the replay (judged by linearizability against models.Spec).",
+		{ID: ReqConcurrent, Level: reports.LevelMust, Title: "Concurrent requests with one key charge at most once; the others get 409 or the replay (judged by linearizability against models.Spec).",
 			Source: "draft-ietf-httpapi-idempotency-key-header §2.6 (409 while in flight); seed article 004 (in-flight lock)", against: draft,
 			cost: cost{-1, -1}, check: checkConcurrent},
-		{ID: ReqLostResponse, Title: "A response lost after the provider processed the request is settled by a retry with the same key (the same answer) and by lookup by merchant reference (the same charge).",
+		{ID: ReqLostResponse, Level: reports.LevelShould, Title: "A response lost after the provider processed the request is settled by a retry with the same key (the same answer) and by lookup by merchant reference (the same charge).",
 			Source: "docs/provider-api.md (unknown outcome; GET /v1/charges?merchant_reference=)", against: draft,
 			cost: cost{maxTriesCost + 2, maxTriesCost + 1}, check: checkLostResponse},
-		{ID: ReqRetries, Title: "Retries with the same key after 500, 429 (honouring Retry-After) and 503 never charge twice.",
+		{ID: ReqRetries, Level: reports.LevelShould, Title: "Retries with the same key after 500, 429 (honouring Retry-After) and 503 never charge twice.",
 			Source: "docs/provider-api.md (429 Retry-After, 5xx); RFC 9110 §9.2.2", against: draft,
 			cost: cost{maxTriesCost + 2, maxTriesCost + 1}, check: checkRetries},
-		{ID: ReqQuotedKey, Title: "The quoted (Structured Field String) key is accepted and is the same key as the bare token.",
+		{ID: ReqQuotedKey, Level: reports.LevelShould, Title: "The quoted (Structured Field String) key is accepted and is the same key as the bare token.",
 			Source: "draft-ietf-httpapi-idempotency-key-header §2; RFC 9651 §3.3.3; docs/provider-api.md", against: draft,
 			cost: cost{3, 2}, check: checkQuotedKey},
-		{ID: ReqShapes, Title: "The same request under one key with a trailing slash, an unrelated query parameter, its JSON fields in another order or other whitespace is answered the first response or refused, never charged again nor refused as another body.",
+		{ID: ReqShapes, Level: reports.LevelShould, Title: "The same request under one key with a trailing slash, an unrelated query parameter, its JSON fields in another order or other whitespace is answered the first response or refused, never charged again nor refused as another body.",
 			Source: "draft-ietf-httpapi-idempotency-key-header §2.4 (the fingerprint is over the payload's content), §2.6", against: draft,
 			cost: cost{6, 5}, check: checkShapes},
-		{ID: ReqRetention, Title: "A key is honoured for the published retention window (INCONCLUSIVE unless the profile's window is short enough to wait out).",
+		{ID: ReqRetention, Level: reports.LevelProfile, Title: "A key is honoured for the published retention window (INCONCLUSIVE unless the profile's window is short enough to wait out).",
 			Source: "profile: retention_window; draft-ietf-httpapi-idempotency-key-header §2", against: profile,
 			cost: cost{2, 2}, check: checkRetention},
-		{ID: ReqCrossAccount, Title: "A key used by one account is neither replayed to another nor blocks it (409, 422): the second account gets a charge of its own (needs a second API key).",
+		{ID: ReqCrossAccount, Level: reports.LevelShould, Title: "A key used by one account is neither replayed to another nor blocks it (409, 422): the second account gets a charge of its own (needs a second API key).",
 			Source: "draft-ietf-httpapi-idempotency-key-header §2 (a key is unique per client), §5 (the cache key includes client-specific attributes)", against: draft,
 			cost: cost{2, 2}, check: checkCrossAccount},
-	}, refundRequirements()...) // refunds.go
+	}, append(refundRequirements(), headerRequirements()...)...) // refunds.go, checks_errors.go
 }
 
 // costOf is req's cost under opts (the concurrency requirement's depends

@@ -50,6 +50,7 @@ func (m *machine) actions() map[string]func(*rapid.T) {
 		"payment-ready-race":    m.callbackRace,
 		"refund":                m.refund, // actions_refund.go
 	}
+	m.inflightActions(actions)
 	for name, a := range actions {
 		actions[name] = m.live(a)
 	}

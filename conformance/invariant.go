@@ -37,6 +37,10 @@ type World struct {
 	// whose probes reuse A's keys (probe_shapes.go); nil when the provider
 	// under test serves one account.
 	OtherCharges []models.Charge
+	// Declines is how many declines the provider processed (a side
+	// effect, invariants_declines.go); -1 when it does not say, and 0 in
+	// a World built by hand, which judges nothing.
+	Declines int
 	// Retention is the provider's published retention window.
 	Retention time.Duration
 	// Killable is true for a provider whose process can be killed while it

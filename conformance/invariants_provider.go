@@ -36,8 +36,9 @@ type specVerdict struct {
 	ex     models.Exchange
 	expect models.Expect
 	// first is the answer that completed the key first ("201 ch_000001"),
-	// for messages about replays.
-	first string
+	// for messages about replays, and firstHeaders its meaningful headers.
+	first        string
+	firstHeaders models.ResponseHeaders
 }
 
 // replaySpec runs the provider's recorded decisions — arrivals and commits,
@@ -55,6 +56,7 @@ func runSpec(w World) []specVerdict {
 	spec := models.NewSpec(w.Retention)
 	expects := map[int]models.Expect{}
 	first := map[string]string{}
+	firstHeaders := map[string]models.ResponseHeaders{}
 	var out []specVerdict
 	for _, ev := range models.ProviderEvents(postsOf(w)) {
 		e := ev.Ex
@@ -77,10 +79,10 @@ func runSpec(w World) []specVerdict {
 		case x.Kind == models.ExpectProcess:
 			spec = spec.Complete(e.Key, e.ProviderStatus, e.ProviderBodyDigest, e.ProviderDoneAt)
 			if e.ProviderStatus < 500 {
-				first[e.Key] = answer(e)
+				first[e.Key], firstHeaders[e.Key] = answer(e), e.ProviderHeaders
 			}
 		}
-		out = append(out, specVerdict{ex: e, expect: x, first: first[e.Key]})
+		out = append(out, specVerdict{ex: e, expect: x, first: first[e.Key], firstHeaders: firstHeaders[e.Key]})
 	}
 	return out
 }
@@ -101,9 +103,16 @@ func checkReplayConsistent(w World) Finding {
 			if !x.Matches(e.ProviderStatus, e.ProviderBodyDigest) {
 				return violation(ReplayConsistent, "%s: a retry of a completed key was answered %s, not the first response (%s)", name, answer(e), v.first)
 			}
+			if d := v.firstHeaders.ReplayDiffers(e.ProviderHeaders); d != "" {
+				return violation(ReplayConsistent, "%s: the replay of %s changed a header of the first response (%s)", name, v.first, d)
+			}
 		case models.ExpectConflict:
 			if !x.Matches(e.ProviderStatus, e.ProviderBodyDigest) {
 				return violation(ReplayConsistent, "%s: a retry while the key was in flight was answered %s, not 409", name, answer(e))
+			}
+		case models.ExpectMismatch:
+			if x.InFlight && !x.Matches(e.ProviderStatus, e.ProviderBodyDigest) {
+				return violation(ReplayConsistent, "%s: another body under the key while it was in flight was answered %s, not 409 or 422", name, answer(e))
 			}
 		case models.ExpectProcess:
 			if e.ProviderStatus == 409 {
@@ -111,7 +120,7 @@ func checkReplayConsistent(w World) Finding {
 			}
 		}
 	}
-	return Finding{}
+	return checkDeclinesRunOnce(w)
 }
 
 // checkMismatchRejected: the same key with another body is refused with
@@ -121,6 +130,9 @@ func checkMismatchRejected(w World) Finding {
 	for _, v := range replaySpec(w) {
 		if v.expect.Kind == models.ExpectMismatch && !refusedStoreDown(v.ex) && !v.expect.Matches(v.ex.ProviderStatus, v.ex.ProviderBodyDigest) {
 			return violation(MismatchRejected, "%s: a request reusing a key with another body was answered %s, not 422", n.of(v.ex.MerchantReference), answer(v.ex))
+		}
+		if f := refusalFormat(v, n); !f.Holds() {
+			return f
 		}
 	}
 	return Finding{}

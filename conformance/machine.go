@@ -245,6 +245,7 @@ func (w *world) snapshot() (World, error) {
 		Attempts:     view.Attempts,
 		Charges:      charges,
 		OtherCharges: other,
+		Declines:     declinesOf(w.prov),
 		Retention:    w.cfg.Retention,
 		Killable:     w.killable,
 		Now:          w.clock.Now(),

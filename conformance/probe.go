@@ -24,8 +24,9 @@ var probeKinds = []string{"same body", "another amount", "same body, bare key", 
 const probeWindow = time.Hour
 
 // probe sends, outside the client, one POST that reuses the key of a
-// Succeeded intent (declined keys are resent by the client's own retries
-// and double clicks): the very same request — the
+// Succeeded intent, or of a Declined one where providerDraws (another
+// card under a declined key must not charge: the stored 402 or 422): the
+// very same request — the
 // provider must replay the first response (seed article 004: "aynı key ile
 // 3 kere art arda istek at") —, the same key with another amount, which it
 // must refuse with 422 (draft §2.6), or the same request with the key as a
@@ -44,7 +45,7 @@ func (m *machine) probe(t *rapid.T) {
 	now := m.w.clock.Now()
 	for _, a := range m.w.attempts() {
 		fresh := now.Sub(a.LastSentAt) < m.run.cfg.Retention-min(probeWindow, m.run.cfg.Retention/10)
-		if fresh && a.Status == models.AttemptSucceeded {
+		if fresh && (a.Status == models.AttemptSucceeded || (a.Status == models.AttemptDeclined && m.providerDraws())) {
 			settled = append(settled, a)
 		}
 	}

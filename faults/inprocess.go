@@ -71,6 +71,7 @@ func (p *InProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 			e.ProviderDone, e.ProviderSeq, e.ProviderDoneAt = true, seq, p.now()
 			e.ProviderStatus = resp.StatusCode
 			e.ProviderBodyDigest = models.BodyDigest(body)
+			e.ProviderHeaders = models.HeadersOf(resp.Header, "")
 			e.ProviderChargeID = chargeID(resp.StatusCode, body)
 		})
 		p.mu.Unlock() // held since arrival, or retaken by BeforeCommit

@@ -28,6 +28,9 @@ type RemoteWire struct {
 	History *models.History
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// ReplayHeader names the response header that marks a replay, recorded
+	// in Exchange.ProviderHeaders.Replay; "" for Idempotent-Replayed.
+	ReplayHeader string
 	// MaxBody caps the answer's body, in bytes; 0 means DefaultMaxBody
 	// (1 MiB). A longer answer is an *OversizeError, recorded as the
 	// exchange's error.
@@ -59,6 +62,7 @@ func (w *RemoteWire) RoundTrip(req *http.Request) (*http.Response, error) {
 		e.ProviderDone, e.ProviderSeq, e.ProviderDoneAt = true, seq, w.now()
 		e.ProviderStatus = resp.StatusCode
 		e.ProviderBodyDigest = models.BodyDigest(body)
+		e.ProviderHeaders = models.HeadersOf(resp.Header, w.ReplayHeader)
 		e.ProviderChargeID = chargeID(resp.StatusCode, body)
 	})
 	return resp, nil

@@ -53,7 +53,7 @@ func ExampleSpec() {
 	// Output:
 	// process
 	// 409 conflict
-	// 422 mismatch
+	// 422 mismatch or 409 (in flight)
 	// replay of 201 (body 3f1c9a0b7d2e) true
 	// process
 	// 400 missing key

@@ -102,6 +102,9 @@ type Exchange struct {
 	ProviderStatus     int    `json:"provider_status,omitempty"`
 	ProviderChargeID   string `json:"provider_charge_id,omitempty"`
 	ProviderBodyDigest string `json:"provider_body_digest,omitempty"`
+	// ProviderHeaders are the answer's headers that carry meaning
+	// (Location, Content-Type, Retry-After, the replay header).
+	ProviderHeaders ResponseHeaders `json:"provider_headers,omitzero"`
 	// Done is true once the client got a response or an error; Status is
 	// the status it got (0 with Err), Replayed the Idempotent-Replayed header.
 	Done     bool      `json:"done"`

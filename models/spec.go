@@ -55,11 +55,17 @@ func (k ExpectKind) String() string {
 }
 
 // Expect is the specification's verdict on one arrival. For ExpectReplay,
-// Status and Digest are those of the stored first response.
+// Status and Digest are those of the stored first response; for an
+// ExpectMismatch under a stored decline (402) they are the decline's, which
+// may be replayed instead of 422 (another card under a declined key must
+// not charge: the stored 402 or 422). InFlight marks an ExpectMismatch that
+// arrived while the key's first request was still processing (a double
+// click carrying another amount or card): 409 is then allowed as well.
 type Expect struct {
-	Kind   ExpectKind
-	Status int
-	Digest string
+	Kind     ExpectKind
+	Status   int
+	Digest   string
+	InFlight bool
 }
 
 // Status409 and friends are the status codes of the reference dialect.
@@ -67,6 +73,7 @@ const (
 	Status400 = 400
 	Status409 = 409
 	Status422 = 422
+	status402 = 402 // a decline (PROVIDER_API.md)
 )
 
 // Matches reports whether a provider answer (status and body digest) is one
@@ -80,7 +87,8 @@ func (e Expect) Matches(status int, digest string) bool {
 	case ExpectReplay:
 		return status == e.Status && digest == e.Digest
 	case ExpectMismatch:
-		return status == Status422
+		return status == Status422 || (e.InFlight && status == Status409) ||
+			(e.Status == status402 && status == e.Status && digest == e.Digest)
 	case ExpectMissingKey:
 		return status == Status400
 	default:
@@ -89,8 +97,13 @@ func (e Expect) Matches(status int, digest string) bool {
 }
 
 func (e Expect) String() string {
-	if e.Kind == ExpectReplay {
+	switch {
+	case e.Kind == ExpectReplay:
 		return fmt.Sprintf("replay of %d (body %s)", e.Status, short(e.Digest))
+	case e.Kind == ExpectMismatch && e.InFlight:
+		return "422 mismatch or 409 (in flight)"
+	case e.Kind == ExpectMismatch && e.Status == status402:
+		return fmt.Sprintf("422 mismatch or the stored 402 (body %s)", short(e.Digest))
 	}
 	return e.Kind.String()
 }
@@ -171,6 +184,10 @@ func (s Spec) Arrive(key string, hasKey bool, fp string, now time.Time) (Spec, E
 	switch {
 	case r.State == KeyAbsent:
 		return s.with(key, KeyRecord{State: KeyInFlight, Fingerprint: fp, StartedAt: now}), Expect{Kind: ExpectProcess}
+	case r.Fingerprint != fp && r.State == KeyInFlight:
+		return s, Expect{Kind: ExpectMismatch, InFlight: true}
+	case r.Fingerprint != fp && r.Status == status402:
+		return s, Expect{Kind: ExpectMismatch, Status: r.Status, Digest: r.Digest}
 	case r.Fingerprint != fp:
 		return s, Expect{Kind: ExpectMismatch}
 	case r.State == KeyInFlight:

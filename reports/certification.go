@@ -19,6 +19,21 @@ const (
 	// Inconclusive: it could not be tested (budget spent, profile says it
 	// cannot be, a second account is missing); Reason says why.
 	Inconclusive Verdict = "INCONCLUSIVE"
+	// NotOffered: the requirement tests a MAY of the draft (a replay
+	// header, say) that the provider does not offer and its profile does
+	// not claim; it never fails a certification.
+	NotOffered Verdict = "NOT OFFERED"
+)
+
+// The strengths of the rule a requirement tests (RequirementResult.Level):
+// a broken MUST or SHOULD of the draft is FAIL; an absent MAY is NOT
+// OFFERED; a claim of the provider's own profile is judged as the profile
+// states it.
+const (
+	LevelMust    = "MUST"
+	LevelShould  = "SHOULD"
+	LevelMay     = "MAY"
+	LevelProfile = "profile"
 )
 
 // RequirementResult is the verdict on one requirement of a certification
@@ -33,7 +48,10 @@ type RequirementResult struct {
 	// provider's own profile ("profile: retention_window").
 	Source string `json:"source"`
 	// Against is "draft" or "profile": which promise was tested.
-	Against string  `json:"against"`
+	Against string `json:"against"`
+	// Level is the strength of the rule: LevelMust, LevelShould, LevelMay
+	// or LevelProfile.
+	Level   string  `json:"level,omitempty"`
 	Verdict Verdict `json:"verdict"`
 	// Reason explains a FAIL or an INCONCLUSIVE in one sentence.
 	Reason string `json:"reason,omitempty"`

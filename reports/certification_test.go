@@ -26,9 +26,9 @@ func certFixture() reports.Certification {
 		Started: t0, Finished: t0.Add(12*time.Minute + 3*time.Second),
 		Budgets: []reports.Budget{{Name: "requests", Used: "180", Limit: "500"}, {Name: "charges", Used: "12", Limit: "0"}},
 		Requirements: []reports.RequirementResult{
-			{ID: "replay-returns-first-response", Title: "A completed key answers with the first response.", Source: "draft §2.6", Against: "draft", Verdict: reports.Fail, Reason: "the retry got a new charge id", Evidence: ev, Seconds: 1.25},
-			{ID: "mismatch-rejected", Title: "Another body under a used key is refused.", Source: "draft §2.5", Against: "draft", Verdict: reports.Pass},
-			{ID: "retention-window", Title: "A key is remembered for the published window.", Source: "profile: retention_window", Against: "profile", Verdict: reports.Inconclusive, Reason: "the request budget ran out"},
+			{ID: "replay-returns-first-response", Title: "A completed key answers with the first response.", Source: "draft §2.6", Against: "draft", Level: reports.LevelShould, Verdict: reports.Fail, Reason: "the retry got a new charge id", Evidence: ev, Seconds: 1.25},
+			{ID: "mismatch-rejected", Title: "Another body under a used key is refused.", Source: "draft §2.5", Against: "draft", Level: reports.LevelShould, Verdict: reports.Pass},
+			{ID: "retention-window", Title: "A key is remembered for the published window.", Source: "profile: retention_window", Against: "profile", Level: reports.LevelProfile, Verdict: reports.Inconclusive, Reason: "the request budget ran out"},
 		},
 		Invariants: []reports.InvariantResult{
 			{Name: "at-most-one-charge-per-order", Verdict: reports.Pass, Evaluations: 310, Subjects: 40, Subject: "orders"},
@@ -45,9 +45,9 @@ func TestCertificationMarkdown(t *testing.T) {
 		"| provider | `https://sandbox.example/v1` |\n", "| dialect | `stripe` |\n", "| profile | `profiles/stripe.yaml` |\n",
 		"| run id | `r-0042` |\n", "| started | 2025-03-14T07:00:00Z |\n", "| duration | 12m3s |\n",
 		"| requests | 180 | 500 |\n", "| charges | 12 | unbounded |\n",
-		"| `replay-returns-first-response` A completed key answers with the first response. | **FAIL** | draft | draft §2.6 | the retry got a new charge id | [2 exchanges](#evidence-replay-returns-first-response) |\n",
-		"| `mismatch-rejected` Another body under a used key is refused. | PASS | draft | draft §2.5 |  |  |\n",
-		"| `retention-window` A key is remembered for the published window. | INCONCLUSIVE | profile | profile: retention_window | the request budget ran out |  |\n",
+		"| `replay-returns-first-response` A completed key answers with the first response. | **FAIL** | SHOULD | draft | draft §2.6 | the retry got a new charge id | [2 exchanges](#evidence-replay-returns-first-response) |\n",
+		"| `mismatch-rejected` Another body under a used key is refused. | PASS | SHOULD | draft | draft §2.5 |  |  |\n",
+		"| `retention-window` A key is remembered for the published window. | INCONCLUSIVE | profile | profile | profile: retention_window | the request budget ran out |  |\n",
 		"25 sequences, 310 steps, 180 wire exchanges; faults injected: 503×2, lose-response×4.\n",
 		"| `replay-consistent` | **FAIL** | 120 | 9 replays | replay-consistent: order 1 intent 1: a retry was answered 201 ch_2 |\n",
 		"### Evidence: replay-returns-first-response\n\n| # | key | provider | client saw | charge |",
@@ -320,4 +320,18 @@ func TestCertificationKeepsPorcupinesVisualisation(t *testing.T) {
 	md, err := os.ReadFile(p.Markdown)
 	require.NoError(t, err)
 	assert.Contains(t, string(md), "[porcupine's visualisation](concurrent-same-key-charges-once.porcupine.html)")
+}
+
+// TestOverall_NotOfferedNeverFails: a MAY the provider does not offer
+// leaves a passing run PASS and a failing one FAIL.
+func TestOverall_NotOfferedNeverFails(t *testing.T) {
+	c := reports.Certification{Requirements: []reports.RequirementResult{
+		{ID: "replay-returns-first-response", Verdict: reports.Pass},
+		{ID: "replay-marked", Level: reports.LevelMay, Verdict: reports.NotOffered},
+	}}
+	assert.Equal(t, reports.Pass, c.Overall())
+	c.Requirements[0].Verdict = reports.Fail
+	assert.Equal(t, reports.Fail, c.Overall())
+	c.Requirements = c.Requirements[1:]
+	assert.Equal(t, reports.Pass, c.Overall(), "only a MAY not offered")
 }

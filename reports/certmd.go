@@ -29,8 +29,9 @@ func (c Certification) Overall() Verdict {
 	return worst(vs)
 }
 
-// worst is FAIL if any of vs is, else INCONCLUSIVE if any is neither PASS
-// nor KNOWN or vs is empty, else KNOWN if any is, else PASS.
+// worst is FAIL if any of vs is, else INCONCLUSIVE if any is neither PASS,
+// NOT OFFERED nor KNOWN or vs is empty, else KNOWN if any is, else PASS (a
+// MAY not offered never fails nor clouds a run).
 func worst(vs []Verdict) Verdict {
 	out := Pass
 	if len(vs) == 0 {
@@ -44,7 +45,7 @@ func worst(vs []Verdict) Verdict {
 			if out == Pass {
 				out = Known
 			}
-		case v != Pass:
+		case v != Pass && v != NotOffered:
 			out = Inconclusive
 		}
 	}
@@ -95,7 +96,7 @@ func CertificationMarkdown(c Certification) []byte {
 	if len(c.Requirements) == 0 {
 		b.WriteString("none tested\n\n")
 	} else {
-		b.WriteString("| requirement | verdict | against | source | reason | evidence |\n|---|---|---|---|---|---|\n")
+		b.WriteString("| requirement | verdict | level | against | source | reason | evidence |\n|---|---|---|---|---|---|---|\n")
 		for _, r := range c.Requirements {
 			ev := ""
 			if len(r.Evidence) > 0 {
@@ -104,8 +105,8 @@ func CertificationMarkdown(c Certification) []byte {
 			if r.LinearizabilityFile != "" {
 				ev += fmt.Sprintf(" · [porcupine's visualisation](%s)", r.LinearizabilityFile)
 			}
-			fmt.Fprintf(&b, "| %s %s | %s | %s | %s | %s | %s |\n", code(r.ID, true), mdText(r.Title),
-				verdictCell(r.Verdict), mdText(r.Against), mdText(r.Source), mdText(r.Reason), ev)
+			fmt.Fprintf(&b, "| %s %s | %s | %s | %s | %s | %s | %s |\n", code(r.ID, true), mdText(r.Title),
+				verdictCell(r.Verdict), mdText(r.Level), mdText(r.Against), mdText(r.Source), mdText(r.Reason), ev)
 		}
 		b.WriteString("\n")
 	}

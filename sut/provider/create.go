@@ -35,6 +35,7 @@ type record struct {
 	body        []byte    // stored response body bytes, once done
 	completedAt time.Time // start of the retention window, once done
 	detached    bool      // planted bug: not in the key store while in flight (planted.go)
+	loose       bool      // planted bug: processed beside the key's record, never stored (planted_headers.go)
 }
 
 // verdict is what the key store decides for an incoming request.
@@ -96,8 +97,7 @@ func (p *Provider) create(w http.ResponseWriter, r *http.Request) {
 	case inFlight:
 		writeInFlight(w)
 	case replay:
-		w.Header().Set(models.ReplayedHeader, "true")
-		writeRaw(w, rec.status, rec.body)
+		p.writeReplay(w, rec.status, "application/json", rec.body)
 	case process:
 		status, body := p.process(key, rec, req, r)
 		if status == http.StatusInternalServerError { // planted bug: StuckInflight
@@ -190,7 +190,7 @@ func (p *Provider) process(key string, rec *record, req models.ChargeRequest, r 
 		// its failed charge: a decline that is run again instead of replayed
 		// shows as a different body.
 		p.declines++
-		status, body = http.StatusPaymentRequired, mustJSON(models.Decline(p.declines))
+		status, body = http.StatusPaymentRequired, mustJSON(p.decline(p.declines))
 	} else {
 		ch := models.Charge{
 			ID:                fmt.Sprintf("ch_%06d", len(p.charges)+1),

@@ -50,6 +50,25 @@ type Planted struct {
 	Refunds PlantedRefunds
 	// PlantedShapes are the request-shape and account bugs (planted_shapes.go).
 	PlantedShapes
+	// ReplayDropsLocation: a replay of a 201 carries no Location header
+	// (the first answer does). planted_headers.go.
+	ReplayDropsLocation bool
+	// DeclineNotStored: a 402 is not stored (the key is freed) and its
+	// body names no decline id, so a decline run again is byte-identical
+	// to a replay, and the same key with another card then charges.
+	DeclineNotStored bool
+	// DeclinedKeyRecharges: a stored 402's key with another body (another
+	// card) is processed as a new request, and may charge, instead of 422;
+	// the key keeps its decline.
+	DeclinedKeyRecharges bool
+	// InflightMismatchCharges: a request under a key in flight with
+	// another body is processed as a new request, and may charge, instead
+	// of 409 or 422; the key keeps the first request.
+	InflightMismatchCharges bool
+	// ErrorsNotProblemDetails: the error answers keep their JSON body but
+	// are sent as application/json, not RFC 9457's
+	// application/problem+json.
+	ErrorsNotProblemDetails bool
 }
 
 // plantedTake is take's planted-bug branch, called under p.mu with the
@@ -57,6 +76,9 @@ type Planted struct {
 // bug applies and the reference verdict stands. A record returned with
 // verdict process and detached set is not in p.keys while it is processed.
 func (p *Provider) plantedTake(fingerprint string, rec *record, now time.Time) (_ *record, _ verdict, ok bool) {
+	if p.looseTake(fingerprint, rec) { // planted bugs: DeclinedKeyRecharges, InflightMismatchCharges
+		return &record{fingerprint: fingerprint, startedAt: now, detached: true, loose: true}, process, true
+	}
 	switch {
 	case p.planted.NoInflightLock && (rec == nil || !rec.done): // planted bug: NoInflightLock
 	case rec == nil || !rec.done || rec.fingerprint != fingerprint:
@@ -76,7 +98,9 @@ func (p *Provider) plantedTake(fingerprint string, rec *record, now time.Time) (
 // rec holds its result.
 func (p *Provider) plantedCommit(key string, rec *record) {
 	switch {
-	case p.planted.ErrorsNotStored && (rec.status < 200 || rec.status > 299): // planted bug: ErrorsNotStored
+	case rec.loose: // planted bugs: DeclinedKeyRecharges, InflightMismatchCharges: never stored
+	case (p.planted.ErrorsNotStored && (rec.status < 200 || rec.status > 299)) ||
+		(p.planted.DeclineNotStored && rec.status == http.StatusPaymentRequired): // planted bugs: ErrorsNotStored, DeclineNotStored
 		if p.keys[key] == rec {
 			delete(p.keys, key)
 		}

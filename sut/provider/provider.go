@@ -98,6 +98,9 @@ func New(cfg Config) *Provider {
 // and the charges a GET lists, are scoped per account: the Authorization
 // credential (AccountScope; draft §5). Nothing is logged.
 func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if p.planted.ErrorsNotProblemDetails { // planted bug: ErrorsNotProblemDetails
+		w = plainErrors{w}
+	}
 	if resourcePath(r.URL.Path) == models.RefundsPath {
 		p.serveRefunds(w, r)
 		return

@@ -117,10 +117,7 @@ func (p *Provider) createStored(w http.ResponseWriter, r *http.Request, key, fin
 	case TakeInFlight:
 		writeInFlight(w)
 	case TakeReplay:
-		w.Header().Set(models.ReplayedHeader, "true")
-		w.Header().Set("Content-Type", t.Stored.ContentType)
-		w.WriteHeader(t.Stored.Status)
-		_, _ = w.Write(t.Stored.Body)
+		p.writeReplay(w, t.Stored.Status, t.Stored.ContentType, t.Stored.Body)
 	default:
 		p.processStored(w, r, t, req)
 	}
@@ -150,7 +147,7 @@ func (p *Provider) processStored(w http.ResponseWriter, r *http.Request, t Taken
 			storeUnavailable(w)
 			return
 		}
-		res = Stored{Status: http.StatusPaymentRequired, Body: mustJSON(models.Decline(n))}
+		res = Stored{Status: http.StatusPaymentRequired, Body: mustJSON(p.decline(n))}
 	} else {
 		ch, err := p.store.AddCharge(ctx, models.Charge{
 			Amount: req.Amount, Currency: req.Currency, Status: "succeeded",

@@ -8,8 +8,10 @@ import (
 )
 
 // writeRaw answers with status and body as application/json, body bytes
-// unchanged (a replay sends the stored bytes exactly).
+// unchanged (a replay sends the stored bytes exactly), and a 201's charge
+// with Location: /v1/charges/<id>.
 func writeRaw(w http.ResponseWriter, status int, body []byte) {
+	setLocation(w.Header(), status, body)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(body) // the client may be gone; nothing to do about it

@@ -1,0 +1,72 @@
+package conformance
+
+import "github.com/idemcheck/idemcheck/models"
+
+// decliner is a backend that counts the declines its provider processed:
+// a side effect that a replayed decline must not have.
+type decliner interface {
+	// Declines is the number of declines processed, or -1 when not known.
+	Declines() int
+}
+
+// Declines is the embedded provider's count of processed declines, -1
+// over a Store (provider.Provider.Declines).
+func (e *embedded) Declines() int { return e.prov.Declines() }
+
+// declinesOf is the provider's count of processed declines, or -1.
+func declinesOf(b backend) int {
+	if d, ok := b.(decliner); ok {
+		return d.Declines()
+	}
+	return -1
+}
+
+// checkDeclinesRunOnce is replay-consistent's side-effect half: when the
+// provider's declines are stored (the reference profile says so), a
+// decline retried under its key is replayed, not run again, even when a
+// rerun's body is byte-identical to the stored one (a decline body with no
+// id). So the provider may have processed no more declines than the
+// requests it answered 402 under a free key, or without a key, plus those
+// still at it (and a 402 that is no replay under a mismatched key, which
+// mismatch-rejected names). Judged only when the provider counts its declines
+// (World.Declines ≥ 0).
+func checkDeclinesRunOnce(w World) Finding {
+	if w.Declines < 0 || w.Killable {
+		return Finding{}
+	}
+	allowed := 0
+	for _, v := range replaySpec(w) {
+		x, e := v.expect, v.ex
+		switch {
+		case e.ProviderStatus != 402:
+		case x.Kind == models.ExpectProcess || x.Kind == models.ExpectMissingKey:
+			allowed++
+		case x.Kind == models.ExpectMismatch && !x.Matches(e.ProviderStatus, e.ProviderBodyDigest):
+			allowed++ // another body processed under a key: mismatch-rejected names it
+		}
+	}
+	for _, e := range postsOf(w) {
+		if e.Forwarded && !e.ProviderDone {
+			allowed++ // may have declined, unrecorded yet
+		}
+	}
+	if w.Declines > allowed {
+		return violation(ReplayConsistent, "the provider processed %d declines but answered only %d requests 402 under a free key: a stored decline was run again", w.Declines, allowed)
+	}
+	return Finding{}
+}
+
+// refusalFormat is mismatch-rejected's format half: a mismatch refused
+// with 409 or 422 is refused with problem details (application/problem+
+// json; draft §2.7, RFC 9457), as every error answer of the reference
+// dialect is. Judged only where the wire recorded the answer's headers.
+func refusalFormat(v specVerdict, n *names) Finding {
+	e := v.ex
+	if v.expect.Kind != models.ExpectMismatch || (e.ProviderStatus != 409 && e.ProviderStatus != 422) || e.ProviderHeaders == (models.ResponseHeaders{}) {
+		return Finding{}
+	}
+	if !e.ProviderHeaders.IsProblem() {
+		return violation(MismatchRejected, "%s: a request reusing a key with another body was refused %d as %q, not as problem details (%s)", n.of(e.MerchantReference), e.ProviderStatus, e.ProviderHeaders.ContentType, models.ProblemContentType)
+	}
+	return Finding{}
+}
