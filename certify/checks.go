@@ -26,6 +26,8 @@ const (
 	pass = reports.Pass
 	fail = reports.Fail
 	inc  = reports.Inconclusive
+	// nj: the run's setup rules the requirement out (reports.NotJudged).
+	nj = reports.NotJudged
 )
 
 // evidence is the exchanges of the requirement running so far.
@@ -199,7 +201,7 @@ func checkMismatch(r *runner) (verdict, string, error) {
 func checkMissingKey(r *runner) (verdict, string, error) {
 	prof := r.p.Profile()
 	if !prof.KeyRequired {
-		return inc, fmt.Sprintf("profile %q does not declare keys required (key_required: false)", prof.Name), nil
+		return nj, fmt.Sprintf("profile %q does not declare keys required (key_required: false)", prof.Name), nil
 	}
 	body := r.charge("missing-key")
 	a, err := r.post("", body)
@@ -340,7 +342,7 @@ func checkRetries(r *runner) (verdict, string, error) {
 
 func checkQuotedKey(r *runner) (verdict, string, error) {
 	if r.p.Dialect() == remote.DialectStripe {
-		return inc, "the stripe dialect sends every key as a bare token: the quoted form never reaches the provider", nil
+		return nj, "the stripe dialect sends every key as a bare token: the quoted form never reaches the provider", nil
 	}
 	key, body := newKey(), r.charge("quoted-key")
 	first, why, err := r.created(models.FormatKey(key), body)
@@ -361,7 +363,7 @@ func checkRetention(r *runner) (verdict, string, error) {
 	prof := r.p.Profile()
 	window := time.Duration(prof.RetentionWindow)
 	if window > r.opts.RetentionWaitMax {
-		return inc, fmt.Sprintf("profile %q publishes a %s retention window, longer than the %s this run may wait", prof.Name, window, r.opts.RetentionWaitMax), nil
+		return nj, fmt.Sprintf("profile %q publishes a %s retention window, longer than the %s this run may wait", prof.Name, window, r.opts.RetentionWaitMax), nil
 	}
 	wait := window - min(window/10, 5*time.Second)
 	if dl, ok := r.ctx.Deadline(); ok && time.Until(dl) < wait+2*r.opts.RequestTimeout {
@@ -387,7 +389,7 @@ func checkRetention(r *runner) (verdict, string, error) {
 
 func checkCrossAccount(r *runner) (verdict, string, error) {
 	if r.account == nil {
-		return inc, "needs a second account's API key (IDEMCHECK_API_KEY_2)", nil
+		return nj, "needs a second account's API key (IDEMCHECK_API_KEY_2)", nil
 	}
 	key, body := models.FormatKey(newKey()), r.charge("cross-account")
 	first, why, err := r.created(key, body)

@@ -111,7 +111,7 @@ func problemOf(what string, a answer) string {
 
 func checkProblemDetails(r *runner) (verdict, string, error) {
 	if r.p.Dialect() != remote.DialectReference {
-		return inc, "the stripe dialect's errors are Stripe's error objects, turned into problem details by the adapter: nothing of the provider's to judge", nil
+		return nj, "the stripe dialect's errors are Stripe's error objects, turned into problem details by the adapter: nothing of the provider's to judge", nil
 	}
 	seen := []string{}
 	judge := func(what string, a answer, want int) (string, bool) {

@@ -95,7 +95,7 @@ func checkRefundReplay(r *runner) (verdict, string, error) {
 		return inc, "", err
 	}
 	if why := noRefunds(first); why != "" {
-		return inc, why, nil
+		return reports.NotOffered, why, nil
 	}
 	if first.err != nil || first.status != http.StatusCreated || !first.ofDialect() {
 		return inc, fmt.Sprintf("the first refund answered %s, not 201 with a refund", first.short()), nil
@@ -137,7 +137,7 @@ func checkEndpointScope(r *runner) (verdict, string, error) {
 	}
 	switch {
 	case noRefunds(a) != "":
-		return inc, noRefunds(a), nil
+		return reports.NotOffered, noRefunds(a), nil
 	case a.err != nil || a.transient():
 		return inc, fmt.Sprintf("the refund under the charge's key answered %s", a.short()), nil
 	case same(ch, a) || a.chargeID() == c.ID:

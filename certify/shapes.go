@@ -44,7 +44,7 @@ func requestShapes(body models.ChargeRequest) []requestShape {
 // §2.4); the lookup by merchant reference then finds one charge.
 func checkShapes(r *runner) (verdict, string, error) {
 	if r.p.Dialect() == remote.DialectStripe {
-		return inc, "the stripe dialect rebuilds every create (form-encoded, on its own URL): the shapes never reach the provider", nil
+		return nj, "the stripe dialect rebuilds every create (form-encoded, on its own URL): the shapes never reach the provider", nil
 	}
 	key, body := models.FormatKey(newKey()), r.charge("shapes")
 	first, why, err := r.created(key, body)

@@ -35,7 +35,7 @@ func (w wireOnly) Reconcile(ctx context.Context) (string, error) { return w.c.Re
 
 // TestCheckClient_withoutView: a client that reports no view of its own is
 // judged on what the wire shows; the invariants that need its view are
-// "not judged" (INCONCLUSIVE with the reason), never PASS.
+// NOT JUDGED with the reason, never PASS.
 func TestCheckClient_withoutView(t *testing.T) {
 	stats := conformance.CheckClient(t, func(env checkout.Env) (checkout.Client, error) {
 		c, err := newShop(env)
@@ -46,7 +46,7 @@ func TestCheckClient_withoutView(t *testing.T) {
 		verdicts[r.Name] = r
 	}
 	for _, name := range []string{conformance.BooksBalance, conformance.ReconciliationConverges} {
-		require.Equal(t, reports.Inconclusive, verdicts[name].Verdict, name)
+		require.Equal(t, reports.NotJudged, verdicts[name].Verdict, name)
 		assert.Contains(t, verdicts[name].Reason, "checkout.Viewer", name)
 	}
 	for _, name := range []string{conformance.OneKeyPerIntent, conformance.KeyFormat, conformance.AtMostOneChargePerOrder, conformance.ConflictNeverFinal} {

@@ -85,13 +85,13 @@ type Provider struct {
 // rather than exceed one.
 type Budgets struct {
 	// Requests bounds the HTTP requests sent to the provider; default
-	// IDEMCHECK_MAX_REQUESTS, else 200.
+	// IDEMCHECK_MAX_REQUESTS, else 20000 (a full run).
 	Requests int
 	// Charges bounds the create requests (POST /v1/charges), each of which
-	// may charge; default IDEMCHECK_MAX_CHARGES, else 100.
+	// may charge; default IDEMCHECK_MAX_CHARGES, else 10000.
 	Charges int
 	// Duration bounds the run's wall-clock time; default
-	// IDEMCHECK_MAX_DURATION, else 10m.
+	// IDEMCHECK_MAX_DURATION, else 30m.
 	Duration time.Duration
 }
 

@@ -46,7 +46,7 @@ func checkKeyScopedPerAccount(w World) Finding {
 		name := n.of(e.MerchantReference)
 		switch {
 		case refusedStoreDown(e):
-		case ofA[e.Key+" "+e.ProviderBodyDigest], e.ProviderChargeID != "" && (ofA[e.Key+" "+e.ProviderChargeID] || aCharges[e.ProviderChargeID]):
+		case ofA[e.Key+" "+e.ProviderBodyDigest] && !anonymousDecline(e), e.ProviderChargeID != "" && (ofA[e.Key+" "+e.ProviderChargeID] || aCharges[e.ProviderChargeID]):
 			return violation(KeyScopedPerAccount, "%s: another account sending this intent's key was answered %s, the first account's stored response", name, answer(e))
 		case (e.ProviderStatus == 409 || e.ProviderStatus == 422) && !bSeen[e.Key]:
 			return violation(KeyScopedPerAccount, "%s: another account sending this intent's key for the first time was refused with %d: one account's key blocked another's", name, e.ProviderStatus)
@@ -88,4 +88,12 @@ func otherAccountCharges(b backend) ([]models.Charge, error) {
 		return a.OtherCharges()
 	}
 	return nil, nil
+}
+
+// anonymousDecline reports whether e's answer is a decline that names no
+// charge: the reference's decline body carries no id, so merchant B's own
+// decline is byte-identical to merchant A's stored one, and only the
+// side effect tells them apart (checkDeclinesRunOnce).
+func anonymousDecline(e models.Exchange) bool {
+	return e.ProviderStatus == 402 && e.ProviderChargeID == ""
 }

@@ -50,6 +50,14 @@ func checkDeclinesRunOnce(w World) Finding {
 			allowed++ // may have declined, unrecorded yet
 		}
 	}
+	for _, e := range w.History.Exchanges {
+		// The second merchant's probes (probe_shapes.go) are outside
+		// postsOf; its key space is its own, so a declined card under a
+		// key of merchant A is a fresh decline of merchant B.
+		if e.IsPost() && probeDetail(w.History, e) == kindOtherAccount && (e.ProviderStatus == 402 || e.Forwarded && !e.ProviderDone) {
+			allowed++
+		}
+	}
 	if w.Declines > allowed {
 		return violation(ReplayConsistent, "the provider processed %d declines but answered only %d requests 402 under a free key: a stored decline was run again", w.Declines, allowed)
 	}

@@ -50,3 +50,21 @@ func TestReplayConsistent_DeclineRunAgainBySideEffect(t *testing.T) {
 	assert.Equal(t, conformance.ReplayConsistent, v.Invariant)
 	assert.Contains(t, v.Message, "processed 2 declines but answered only 1 requests 402 under a free key")
 }
+
+// TestReplayConsistent_OtherAccountsDeclineIsItsOwn: merchant B sending a
+// declined key of merchant A is a fresh decline in B's key space (the
+// reference scopes keys per account), not a stored decline run again: the
+// side-effect count allows it. It failed the reference at random before
+// (the two probe kinds were merged at once).
+func TestReplayConsistent_OtherAccountsDeclineIsItsOwn(t *testing.T) {
+	f := newFixture()
+	f.post(f.att.IdempotencyKey, 402, "", 402, "")
+	f.w.Attempts[0].Status = models.AttemptDeclined
+	f.w.Orders[0].Status = models.OrderPlaced
+	f.result("Declined")
+	f.probeAs("same body, another account", 402, "")
+	f.w.Declines = 2
+	assert.Nil(t, violated(t, f.w))
+	f.w.Declines = 3
+	require.NotNil(t, violated(t, f.w), "a third decline is one run again")
+}

@@ -219,7 +219,7 @@ func TestCertifyWithinATightBudget(t *testing.T) {
 	require.False(t, failed, out)
 	require.NotEmpty(t, cert.Invariants)
 	for _, inv := range cert.Invariants {
-		require.Equal(t, reports.Inconclusive, inv.Verdict, "%s: %s", inv.Name, inv.Reason)
+		require.Contains(t, []reports.Verdict{reports.Inconclusive, reports.NotJudged}, inv.Verdict, "%s: %s", inv.Name, inv.Reason)
 	}
 	require.LessOrEqual(t, requests.Load(), int64(80))
 }

@@ -69,7 +69,7 @@ func (s *Stats) Results() []reports.InvariantResult {
 		case inv.Name == s.violated:
 			r.Verdict, r.Reason = reports.Fail, s.violation
 		case notJudged:
-			r.Verdict, r.Reason = reports.Inconclusive, why
+			r.Verdict, r.Reason = reports.NotJudged, why
 		case known != "":
 			r.Verdict, r.Reason = reports.Known, "in the baseline: "+known
 		case s.stopped != "":

@@ -16,9 +16,18 @@ const (
 	Pass Verdict = "PASS"
 	// Fail: at least one exchange broke it; Evidence holds those exchanges.
 	Fail Verdict = "FAIL"
-	// Inconclusive: it could not be tested (budget spent, profile says it
-	// cannot be, a second account is missing); Reason says why.
+	// Inconclusive: it was tried and could not be decided (a budget spent,
+	// only transient answers, a linearizability check out of time); Reason
+	// says why.
 	Inconclusive Verdict = "INCONCLUSIVE"
+	// NotJudged: the run's setup rules the requirement or invariant out
+	// before anything is sent for it (the profile does not make the claim
+	// or publishes a retention window longer than the run may wait, no
+	// second API key, the dialect cannot express it, the provider serves
+	// no refunds endpoint, a client without its own view); Reason says
+	// which setting would judge it. Like NOT OFFERED it neither fails nor
+	// clouds a run, but a run with nothing else judged is INCONCLUSIVE.
+	NotJudged Verdict = "NOT JUDGED"
 	// NotOffered: the requirement tests a MAY of the draft (a replay
 	// header, say) that the provider does not offer and its profile does
 	// not claim; it never fails a certification.

@@ -30,24 +30,28 @@ func (c Certification) Overall() Verdict {
 }
 
 // worst is FAIL if any of vs is, else INCONCLUSIVE if any is neither PASS,
-// NOT OFFERED nor KNOWN or vs is empty, else KNOWN if any is, else PASS (a
-// MAY not offered never fails nor clouds a run).
+// NOT OFFERED, NOT JUDGED nor KNOWN, or if none is PASS or KNOWN (nothing
+// was judged), else KNOWN if any is, else PASS (a MAY not offered, or a
+// requirement the setup rules out, never fails nor clouds a run).
 func worst(vs []Verdict) Verdict {
-	out := Pass
-	if len(vs) == 0 {
-		out = Inconclusive
-	}
+	out, judged := Pass, false
 	for _, v := range vs {
 		switch {
 		case v == Fail:
 			return Fail
 		case v == Known:
+			judged = true
 			if out == Pass {
 				out = Known
 			}
-		case v != Pass && v != NotOffered:
+		case v == Pass:
+			judged = true
+		case v != NotOffered && v != NotJudged:
 			out = Inconclusive
 		}
+	}
+	if !judged {
+		return Inconclusive
 	}
 	return out
 }
