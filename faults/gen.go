@@ -31,6 +31,7 @@ var slowness = []time.Duration{5 * time.Second, 15 * time.Second, 500 * time.Mil
 var generated = []Kind{
 	KindStatus503, KindSlowProcessing, KindLoseResponse, KindStatus500, KindReset,
 	KindDropRequest, KindDelay, KindStatus429, KindStatus422, KindStatus400,
+	KindHangUp, KindOutage,
 }
 
 // Gen draws one fault: about half the time pass, otherwise one of the
@@ -62,6 +63,8 @@ func genFrom(generated []Kind) *rapid.Generator[Fault] {
 			f.Delay = rapid.SampledFrom(slowness).Draw(t, "slow") + slowOffset
 		case KindStatus429:
 			f.RetryAfter = rapid.IntRange(1, 3).Draw(t, "retry_after_s")
+		case KindHangUp:
+			f.Delay = HangUpAfter + delayOffset // in process the client hangs up once processing starts
 		}
 		return f
 	})

@@ -54,8 +54,13 @@ func (p *InProcess) now() time.Time {
 // client context's error if the client gives up first.
 func (p *InProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 	st := &reqState{paused: make(chan struct{}), delay: p.Processing + ExtraProcessing(req.Context()), in: p}
-	// The provider must not see the client's cancellation, only its values.
-	pctx := context.WithValue(context.WithoutCancel(req.Context()), stateKey{}, st)
+	// The provider must not see the client's cancellation, only its values,
+	// except when the client hangs up (KindHangUp): then it sees it.
+	base, hang := context.WithoutCancel(req.Context()), hangUpFrom(req.Context())
+	if hang != nil {
+		base = req.Context()
+	}
+	pctx := context.WithValue(base, stateKey{}, st)
 	preq := req.Clone(pctx)
 	id := exchangeFrom(req.Context())
 
@@ -79,6 +84,9 @@ func (p *InProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 	select {
 	case <-st.paused:
 		p.mu.Unlock() // the handler retakes it in BeforeCommit
+		if hang != nil {
+			hang.started() // the client hangs up now, while the provider processes
+		}
 	case resp := <-finished:
 		return respond(req, resp)
 	}
