@@ -46,6 +46,11 @@ type Planted struct {
 	// QuotedKeyDistinct: the key is the raw header value, so "abc" (quoted)
 	// and abc (bare) are two keys. Malformed values are still 400.
 	QuotedKeyDistinct bool
+	// FreeKeyOnHangUp: when the client hangs up while its request is being
+	// processed (the request context is cancelled), the charge is still
+	// made but the key is released without storing the response, so the
+	// client's retry under the key charges again (planted_hangup.go).
+	FreeKeyOnHangUp bool
 }
 
 // plantedTake is take's planted-bug branch, called under p.mu with the
