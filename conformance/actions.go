@@ -29,7 +29,11 @@ const gapOffset = 37 * time.Microsecond
 // 22 hours comes last: it lets a probe reach a key late in the provider's
 // published 24 h retention window, where a provider that forgets keys early
 // is caught.
-var advanceSteps = []time.Duration{3 * time.Minute, time.Second, 31 * time.Minute, 10 * time.Second, time.Minute, 22 * time.Hour}
+//
+// 25 hours, after it, outlasts the window in one step: with the
+// reconciliation job down (reconciliation-job), an attempt left Open then
+// holds a key the provider has forgotten (no-stale-key).
+var advanceSteps = []time.Duration{3 * time.Minute, time.Second, 31 * time.Minute, 10 * time.Second, time.Minute, 22 * time.Hour, 25 * time.Hour}
 
 // actions is the rapid state machine over what shoppers and operators do.
 // rapid draws action names in sorted order with a bias toward the first and
@@ -48,6 +52,7 @@ func (m *machine) actions() map[string]func(*rapid.T) {
 		"heal-faults":           m.heal,
 		"probe-stored-key":      m.probe,
 		"payment-ready-race":    m.callbackRace,
+		"reconciliation-job":    m.toggleJob,
 	}
 	for name, a := range actions {
 		actions[name] = m.live(a)
@@ -151,21 +156,24 @@ func (m *machine) callbackRace(t *rapid.T) {
 }
 
 // advanceTime lets time pass. Shorter steps leave the reconciliation job
-// to the "reconcile" action, so that a job that was down for a while is in
-// play; when half a day or more passes, the job runs once at the end, since
-// no deployment leaves it down that long: an attempt left Open past the
-// provider's retention window would resend a forgotten key (seed article
-// 000 picks AbandonAfter below the retention window for that reason).
+// to the "reconcile" action, so that a job that was late for a while is in
+// play; when half a day or more passes, the job runs once at the end,
+// unless it is down (reconciliation-job): then an attempt left Open may
+// outlive the provider's retention window, and the client must not resend
+// its forgotten key (no-stale-key).
 func (m *machine) advanceTime(t *rapid.T) {
 	d := rapid.SampledFrom(advanceSteps).Draw(t, "by")
 	m.step("time-passes", d.String())
 	m.w.advance(d)
-	if d >= jobSurely {
+	if d >= jobSurely && !m.jobDown {
 		m.w.reconcile("reconciler (scheduled)")
 	}
 }
 
 func (m *machine) reconcile(t *rapid.T) {
+	if m.jobDown {
+		t.Skip("the reconciliation job is down")
+	}
 	race := m.drawRace(t)
 	m.stepWith("reconcile", race.String(), m.drawFaults(t))
 	m.raceReconciliation(race)

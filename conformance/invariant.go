@@ -95,6 +95,7 @@ func Safety() []Invariant {
 		{Name: KeyFormat, Doc: "every create carries the key, as a Structured Field String holding a UUID", Check: checkKeyFormat},
 		{Name: OneKeyPerIntent, Doc: "every POST for one payment intent carries the same Idempotency-Key, two intents never share one, and the key survives a crash", Check: checkOneKeyPerIntent},
 		{Name: NoUnsafeRetry, Doc: "a POST without a key is never retried; 400 and 422 are never retried", Check: checkNoUnsafeRetry},
+		{Name: NoStaleKey, Doc: "no POST carries a key first sent longer ago than the provider's retention window", Check: checkNoStaleKey},
 		{Name: ConflictNeverFinal, Doc: "a 409, timeout or 5xx is an unknown outcome: the attempt stays open and the order PaymentPending", Check: checkConflictNeverFinal},
 		{Name: ReplayConsistent, Doc: "a completed key answers with the first response's status and body; a key in flight answers 409", Check: checkReplayConsistent},
 		{Name: MismatchRejected, Doc: "the same key with another body is refused with 422 and creates nothing", Check: checkMismatchRejected},

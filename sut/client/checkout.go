@@ -190,6 +190,9 @@ func (c *Client) checkout(ctx context.Context, orderID int64, cardToken string, 
 	}
 	c.plantStart(&sp) // planted bugs: KeyPerOrder, KeyAfterSend, UnknownShownAsFailure
 	c.at(ctx, PointBeforeStore)
+	if res, done := c.settleStale(ctx, orderID, sp.CardHash, sp.Now); done {
+		return res
+	}
 	st, err := c.store.GetOrStart(sctx, c.epoch, sp)
 	att, order := st.Attempt, st.Order
 	switch {
@@ -204,6 +207,8 @@ func (c *Client) checkout(ctx context.Context, orderID int64, cardToken string, 
 		return CheckoutResult{Outcome: OutcomeFailed, HTTPStatus: http.StatusNotFound, Order: order, Err: err}
 	case err != nil:
 		return CheckoutResult{Outcome: OutcomeFailed, HTTPStatus: http.StatusInternalServerError, Order: order, Err: err}
+	case st.Reused && c.stale(att, sp.Now): // another call reused it since settleStale looked
+		return c.refuseStale(order, att)
 	}
 	c.at(ctx, PointBeforeSend)
 

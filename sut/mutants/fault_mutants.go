@@ -14,5 +14,11 @@ func init() {
 		Class:    "a dropped connection treated as \"not processed\" (draft §2.6: the stored response answers every retry)",
 		Provider: func(cfg *provider.Config) { cfg.Planted.FreeKeyOnHangUp = true },
 	})
-	_ = client.Config{}
+	register(Mutant{
+		Name:        "stale-key-resend",
+		Description: "an open attempt's key is resent at any age: with the reconciliation job down past the retention window, the shopper's retry sends a key the provider has forgotten",
+		Invariant:   "no-stale-key", MinSteps: 5,
+		Class:  "key older than the provider's retention window (the reference client before issue 10)",
+		Client: func(cfg *client.Config) { cfg.Planted.StaleKeyResend = true },
+	})
 }
