@@ -32,6 +32,7 @@ func TestCertify_ProviderMutantsFailTheirRequirement(t *testing.T) {
 		{mutant: "no-fingerprint", want: certify.ReqMismatch},
 		{mutant: "errors-not-stored", want: certify.ReqReplay},
 		{mutant: "quoted-key-distinct", want: certify.ReqQuotedKey},
+		{mutant: "free-key-on-hangup", want: certify.ReqHangUp, processing: 500 * time.Millisecond, only: []string{certify.ReqHangUp}},
 		{mutant: "stuck-inflight", want: certify.ReqRetries, processing: 1200 * time.Millisecond, only: []string{certify.ReqRetries}},
 		{mutant: "short-retention", want: certify.ReqRetention, window: 70 * time.Second, only: []string{certify.ReqRetention}},
 	}

@@ -20,8 +20,9 @@
 // every bug planted (a run can then show several distinct deviations).
 // A mutant whose bug shows only while a request is in flight gets the
 // processing time it needs unless -processing is given: no-inflight-lock
-// and redis-get-then-set 50ms, redis-lease-too-short 300ms, stuck-inflight
-// 2s (InflightProcessing; the longest of the mutants served).
+// and redis-get-then-set 50ms, redis-lease-too-short 300ms,
+// free-key-on-hangup 500ms, stuck-inflight 2s (InflightProcessing; the
+// longest of the mutants served).
 //
 // With -mutant it first prints which mutant it serves. It prints
 // "listening on http://ADDR" once it accepts connections (with
@@ -135,6 +136,7 @@ var InflightProcessing = map[string]time.Duration{
 	"stuck-inflight":        2 * time.Second,
 	"redis-get-then-set":    50 * time.Millisecond,
 	"redis-lease-too-short": 300 * time.Millisecond, // outlives its 100 ms lease
+	"free-key-on-hangup":    500 * time.Millisecond, // outlives the proxy's 100 ms hang-up
 }
 
 // Handler is server.Handler: the reference provider with retention and a
