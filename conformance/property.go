@@ -44,8 +44,6 @@ type machine struct {
 	known *ViolationError
 	// failedWorld is the world that showed failed (or known).
 	failedWorld World
-	// jobDown: the reconciliation job is down (actions_job.go).
-	jobDown bool
 }
 
 // newMachine is the machine of one check.

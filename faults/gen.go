@@ -31,11 +31,20 @@ var slowness = []time.Duration{5 * time.Second, 15 * time.Second, 500 * time.Mil
 var generated = []Kind{
 	KindStatus503, KindSlowProcessing, KindLoseResponse, KindStatus500, KindReset,
 	KindDropRequest, KindDelay, KindStatus429, KindStatus422, KindStatus400,
-	KindHangUp, KindOutage,
 }
 
+// variants are kinds drawn in place of a kind of generated, as its
+// sibling, with a draw of their own after it (about one in three): the
+// client hanging up mid-processing beside the response lost after it, and
+// the provider unreachable for the rest of the step beside one request
+// lost. Drawing them this way leaves the draws of generated as they were,
+// so existing counterexamples keep their shape; they shrink to the kind
+// they vary.
+var variants = map[Kind]Kind{KindLoseResponse: KindHangUp, KindDropRequest: KindOutage}
+
 // Gen draws one fault: about half the time pass, otherwise one of the
-// kinds with its parameters (a delay from delays, slow processing from
+// kinds (or its variant: hang-up for lose-response, outage for
+// drop-request) with its parameters (a delay from delays, slow processing from
 // slowness, Retry-After 1–3 s). It shrinks toward pass, and toward the kinds listed
 // first in generated.
 func Gen() *rapid.Generator[Fault] { return genFrom(generated) }
@@ -55,6 +64,9 @@ func genFrom(generated []Kind) *rapid.Generator[Fault] {
 			return Fault{Kind: KindPass}
 		}
 		k := generated[rapid.IntRange(0, len(generated)-1).Draw(t, "kind")]
+		if v, ok := variants[k]; ok && rapid.IntRange(0, 2).Draw(t, "variant") == 2 {
+			k = v
+		}
 		f := Fault{Kind: k}
 		switch k {
 		case KindDelay:

@@ -55,12 +55,12 @@ func (p *InProcess) now() time.Time {
 func (p *InProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 	st := &reqState{paused: make(chan struct{}), delay: p.Processing + ExtraProcessing(req.Context()), in: p}
 	// The provider must not see the client's cancellation, only its values,
-	// except when the client hangs up (KindHangUp): then it sees it.
-	base, hang := context.WithoutCancel(req.Context()), hangUpFrom(req.Context())
-	if hang != nil {
-		base = req.Context()
-	}
-	pctx := context.WithValue(base, stateKey{}, st)
+	// except when the client hangs up (KindHangUp) while it processes:
+	// then its context is cancelled with the client's once processing has
+	// started (a hang-up before that is a client that gave up early).
+	hang := hangUpFrom(req.Context())
+	pbase, pcancel := context.WithCancel(context.WithoutCancel(req.Context()))
+	pctx := context.WithValue(pbase, stateKey{}, st)
 	preq := req.Clone(pctx)
 	id := exchangeFrom(req.Context())
 
@@ -68,6 +68,7 @@ func (p *InProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 	p.mu.Lock()
 	p.record(id, func(e *models.Exchange, seq int) { e.ArrivalSeq, e.ArrivedAt = seq, p.now() })
 	go func() {
+		defer pcancel()
 		rec := httptest.NewRecorder()
 		p.Handler.ServeHTTP(rec, preq)
 		resp := rec.Result()
@@ -85,7 +86,8 @@ func (p *InProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 	case <-st.paused:
 		p.mu.Unlock() // the handler retakes it in BeforeCommit
 		if hang != nil {
-			hang.started() // the client hangs up now, while the provider processes
+			context.AfterFunc(req.Context(), pcancel) // the provider sees the hang-up
+			hang.started()                            // the client hangs up now, while the provider processes
 		}
 	case resp := <-finished:
 		return respond(req, resp)

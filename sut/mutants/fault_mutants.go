@@ -16,8 +16,8 @@ func init() {
 	})
 	register(Mutant{
 		Name:        "stale-key-resend",
-		Description: "an open attempt's key is resent at any age: with the reconciliation job down past the retention window, the shopper's retry sends a key the provider has forgotten",
-		Invariant:   "no-stale-key", MinSteps: 5,
+		Description: "an open attempt's key is resent at any age: with the reconciliation job down through a step past the retention window, the shopper's retry sends a key the provider has forgotten",
+		Invariant:   "no-stale-key", MinSteps: 4,
 		Class:  "key older than the provider's retention window (the reference client before issue 10)",
 		Client: func(cfg *client.Config) { cfg.Planted.StaleKeyResend = true },
 	})
