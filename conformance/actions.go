@@ -29,8 +29,8 @@ const gapOffset = 37 * time.Microsecond
 // 22 hours comes last: it lets a probe reach a key late in the provider's
 // published 24 h retention window, where a provider that forgets keys early
 // is caught.
-// A 22 h step may instead be 25 h with the reconciliation job down all
-// through it (drawJobDown), which outlasts the window in one step: an
+// A step of 31 minutes or 22 h may instead be 25 h with the
+// reconciliation job down all through it (drawJobDown), which outlasts the window in one step: an
 // attempt left Open then holds a key the provider has forgotten
 // (no-stale-key).
 var advanceSteps = []time.Duration{3 * time.Minute, time.Second, 31 * time.Minute, 10 * time.Second, time.Minute, 22 * time.Hour}
@@ -162,7 +162,7 @@ func (m *machine) callbackRace(t *rapid.T) {
 // resend its forgotten key (no-stale-key).
 func (m *machine) advanceTime(t *rapid.T) {
 	d := rapid.SampledFrom(advanceSteps).Draw(t, "by")
-	down := d >= jobSurely && drawJobDown(t)
+	down := d >= jobDownFrom && drawJobDown(t)
 	args := d.String()
 	if down {
 		d = jobDownStep

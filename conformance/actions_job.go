@@ -7,10 +7,14 @@ import (
 )
 
 // jobDownStep is how long a time step with the reconciliation job down
-// lasts: past the provider's 24 h retention window.
-const jobDownStep = 25 * time.Hour
+// lasts: past the provider's 24 h retention window. Steps of jobDownFrom
+// or longer (31 min, 22 h) may be drawn as one.
+const (
+	jobDownStep = 25 * time.Hour
+	jobDownFrom = 30 * time.Minute
+)
 
-// drawJobDown draws, for a time step of half a day or more, whether it is
+// drawJobDown draws, for a time step of jobDownFrom or more, whether it is
 // instead jobDownStep (25 h) with the scheduled reconciliation job down
 // all through it (a failed deploy, a stuck worker: a real case) — one in
 // two. A job that is down does not run at the end of the step, so an
