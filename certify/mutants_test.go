@@ -37,6 +37,7 @@ func TestCertify_ProviderMutantsFailTheirRequirement(t *testing.T) {
 		{mutant: "declined-key-recharges", want: certify.ReqDeclinedKey},
 		{mutant: "inflight-mismatch-charges", want: certify.ReqInflightMismatch, processing: 200 * time.Millisecond},
 		{mutant: "errors-not-problem-details", want: certify.ReqProblemDetails},
+		{mutant: "free-key-on-hangup", want: certify.ReqHangUp, processing: 500 * time.Millisecond, only: []string{certify.ReqHangUp}},
 		{mutant: "stuck-inflight", want: certify.ReqRetries, processing: 1200 * time.Millisecond, only: []string{certify.ReqRetries}},
 		{mutant: "short-retention", want: certify.ReqRetention, window: 70 * time.Second, only: []string{certify.ReqRetention}},
 	}

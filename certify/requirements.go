@@ -48,6 +48,7 @@ const (
 	ReqQuotedKey    = "quoted-key-equals-bare-key"
 	ReqRetention    = "retention-window-honoured"
 	ReqCrossAccount = "key-not-replayed-across-accounts"
+	ReqHangUp       = "hang-up-settled"
 )
 
 // maxTriesCost is the settle loop's bound used for costs (Options.MaxTries
@@ -73,6 +74,9 @@ func Requirements() []Requirement {
 		{ID: ReqLostResponse, Level: reports.LevelShould, Title: "A response lost after the provider processed the request is settled by a retry with the same key (the same answer) and by lookup by merchant reference (the same charge).",
 			Source: "docs/provider-api.md (unknown outcome; GET /v1/charges?merchant_reference=)", against: draft,
 			cost: cost{maxTriesCost + 2, maxTriesCost + 1}, check: checkLostResponse},
+		{ID: ReqHangUp, Level: reports.LevelMust, Title: "A client that hangs up while the provider processes (its request context cancelled) and retries with the same key is charged once: the response was stored regardless.",
+			Source: "draft-ietf-httpapi-idempotency-key-header §2.6; docs/provider-api.md (a client that hangs up)", against: draft,
+			cost: cost{maxTriesCost + 2, maxTriesCost + 1}, check: checkHangUp},
 		{ID: ReqRetries, Level: reports.LevelShould, Title: "Retries with the same key after 500, 429 (honouring Retry-After) and 503 never charge twice.",
 			Source: "docs/provider-api.md (429 Retry-After, 5xx); RFC 9110 §9.2.2", against: draft,
 			cost: cost{maxTriesCost + 2, maxTriesCost + 1}, check: checkRetries},

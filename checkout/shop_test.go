@@ -60,6 +60,11 @@ func (s *shop) Checkout(ctx context.Context, o checkout.Order, token string) che
 	case a != nil && a.CardTokenHash != models.CardHash(token):
 		s.mu.Unlock()
 		return checkout.Result{Outcome: checkout.Pending, Status: http.StatusConflict} // another card's payment is still being verified
+	case a != nil && s.env.Now().Sub(a.CreatedAt) >= 23*time.Hour:
+		s.mu.Unlock()
+		// The key is near the provider's 24 h retention window: never
+		// resent (no-stale-key); the order waits for reconciliation.
+		return checkout.Result{Outcome: checkout.Pending}
 	case a == nil:
 		a = &models.PaymentAttempt{ID: uuid.MustParse(s.env.NewKey()), OrderID: o.ID, IdempotencyKey: s.env.NewKey(),
 			Amount: o.Amount, Currency: o.Currency, CardTokenHash: models.CardHash(token), CreatedAt: s.env.Now(), Status: models.AttemptOpen}
@@ -87,7 +92,12 @@ func (s *shop) Checkout(ctx context.Context, o checkout.Order, token string) che
 		s.settle(a, charge.ID)
 		return checkout.Result{Outcome: checkout.Paid, ChargeID: charge.ID}
 	case status == http.StatusPaymentRequired:
-		a.Status, order.Status = models.AttemptDeclined, models.OrderPlaced
+		if a.Status == models.AttemptOpen {
+			a.Status = models.AttemptDeclined
+		}
+		if s.openAttempt(o.ID) == nil { // a later click may have opened another attempt meanwhile
+			order.Status = models.OrderPlaced
+		}
 		return checkout.Result{Outcome: checkout.Declined}
 	case unknown:
 		return checkout.Result{Outcome: checkout.Pending}

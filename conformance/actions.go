@@ -29,6 +29,10 @@ const gapOffset = 37 * time.Microsecond
 // 22 hours comes last: it lets a probe reach a key late in the provider's
 // published 24 h retention window, where a provider that forgets keys early
 // is caught.
+// A step of 31 minutes or 22 h may instead be 25 h with the
+// reconciliation job down all through it (drawJobDown), which outlasts the window in one step: an
+// attempt left Open then holds a key the provider has forgotten
+// (no-stale-key).
 var advanceSteps = []time.Duration{3 * time.Minute, time.Second, 31 * time.Minute, 10 * time.Second, time.Minute, 22 * time.Hour}
 
 // actions is the rapid state machine over what shoppers and operators do.
@@ -153,16 +157,22 @@ func (m *machine) callbackRace(t *rapid.T) {
 }
 
 // advanceTime lets time pass. Shorter steps leave the reconciliation job
-// to the "reconcile" action, so that a job that was down for a while is in
-// play; when half a day or more passes, the job runs once at the end, since
-// no deployment leaves it down that long: an attempt left Open past the
-// provider's retention window would resend a forgotten key (seed article
-// 000 picks AbandonAfter below the retention window for that reason).
+// to the "reconcile" action, so that a job that was late for a while is in
+// play; when half a day or more passes, the job runs once at the end,
+// unless it was down all along (drawJobDown): then an attempt left Open
+// may outlive the provider's retention window, and the client must not
+// resend its forgotten key (no-stale-key).
 func (m *machine) advanceTime(t *rapid.T) {
 	d := rapid.SampledFrom(advanceSteps).Draw(t, "by")
-	m.step("time-passes", d.String())
+	down := d >= jobDownFrom && drawJobDown(t)
+	args := d.String()
+	if down {
+		d = jobDownStep
+		args = d.String() + ", reconciliation job down"
+	}
+	m.step("time-passes", args)
 	m.w.advance(d)
-	if d >= jobSurely {
+	if d >= jobSurely && !down {
 		m.w.reconcile("reconciler (scheduled)")
 	}
 }

@@ -111,6 +111,7 @@ func Safety() []Invariant {
 		{Name: KeyFormat, Doc: "every create carries the key, as a Structured Field String holding a UUID", Check: checkKeyFormat},
 		{Name: OneKeyPerIntent, Doc: "every POST for one payment intent carries the same Idempotency-Key, two intents never share one, and the key survives a crash", Check: checkOneKeyPerIntent},
 		{Name: NoUnsafeRetry, Doc: "a POST without a key is never retried; 400 and 422 are never retried", Check: checkNoUnsafeRetry},
+		{Name: NoStaleKey, Doc: "no POST carries a key first sent longer ago than the provider's retention window", Check: checkNoStaleKey},
 		{Name: ConflictNeverFinal, Doc: "a 409, timeout or 5xx is an unknown outcome: the attempt stays open and the order PaymentPending", Check: checkConflictNeverFinal},
 		{Name: EquivalentRequestsAgree, Doc: "one request sent in another shape under its key (trailing slash, unrelated query parameter, fields in another order, other whitespace) gets the first answer or a refusal, never a second charge nor a 422", Check: checkEquivalentRequests},
 		{Name: KeyScopedPerAccount, Doc: "a key one account used never gives another account its stored response, never blocks it (409/422), and each account's charges are its own", Check: checkKeyScopedPerAccount},

@@ -138,6 +138,7 @@ func newWorld(cfg Config, m *mutants.Mutant) (*world, error) {
 		MinAge:         client.DefaultMinAge,
 		AbandonAfter:   client.DefaultAbandonAfter,
 		Interval:       client.DefaultInterval,
+		KeyRetention:   cfg.Retention, // the window no-stale-key judges by
 	}
 	if u := cfg.under; u != nil {
 		if err := w.openUnderTest(u); err != nil {

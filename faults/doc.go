@@ -5,7 +5,10 @@
 //   - fault.go           — Fault, Kind and the registry of kinds.
 //   - one file per kind  — pass.go, delay.go, drop_request.go,
 //     lose_response.go, reset.go, status.go (429 / 500 / 503 answered
-//     without forwarding), slow_processing.go. Each registers itself by name.
+//     without forwarding), slow_processing.go, hang_up.go (the client gives
+//     up while the provider processes: its context is cancelled), outage.go
+//     (the provider unreachable for the rest of the step). Each registers
+//     itself by name.
 //   - transport.go       — Transport: an http.RoundTripper that applies a
 //     schedule in process and records every exchange in a models.History.
 //   - inprocess.go       — InProcess: the wire to an http.Handler provider,

@@ -33,11 +33,21 @@ var generated = []Kind{
 	KindDropRequest, KindDelay, KindStatus429, KindStatus422, KindStatus400,
 }
 
+// variants are kinds drawn in place of a kind of generated, as its
+// sibling, with a draw of their own after it (about one in three): the
+// client hanging up mid-processing beside the response lost after it, and
+// the provider unreachable for the rest of the step beside one request
+// lost. Drawing them this way leaves the draws of generated as they were,
+// so existing counterexamples keep their shape; they shrink to the kind
+// they vary.
+var variants = map[Kind]Kind{KindLoseResponse: KindHangUp, KindDropRequest: KindOutage}
+
 // Gen draws one fault: about half the time pass, otherwise one of the
-// kinds with its parameters (a delay from delays, slow processing from
+// kinds (or its variant: hang-up for lose-response, outage for
+// drop-request) with its parameters (a delay from delays, slow processing from
 // slowness, Retry-After 1–3 s). It shrinks toward pass, and toward the kinds listed
 // first in generated.
-func Gen() *rapid.Generator[Fault] { return genFrom(generated) }
+func Gen() *rapid.Generator[Fault] { return genFrom(generated, variants) }
 
 // storeGenerated is generated with the faults of a provider on a store of
 // its own second and third, after the transient 503: a run on a store is
@@ -46,14 +56,20 @@ var storeGenerated = append([]Kind{generated[0], KindStoreDown, KindProviderCras
 
 // StoreGen is Gen for a provider on a store of its own (Redis): it also
 // draws KindStoreDown and KindProviderCrash.
-func StoreGen() *rapid.Generator[Fault] { return genFrom(storeGenerated) }
+// It draws no variants (hang-up, outage) yet: with them the reference on
+// Redis showed a false alarm in the kill matrix (seed 3, an outage in the
+// sequence) that is not explained yet.
+func StoreGen() *rapid.Generator[Fault] { return genFrom(storeGenerated, nil) }
 
-func genFrom(generated []Kind) *rapid.Generator[Fault] {
+func genFrom(generated []Kind, variants map[Kind]Kind) *rapid.Generator[Fault] {
 	return rapid.Custom(func(t *rapid.T) Fault {
 		if rapid.IntRange(0, 9).Draw(t, "faulty") < 5 {
 			return Fault{Kind: KindPass}
 		}
 		k := generated[rapid.IntRange(0, len(generated)-1).Draw(t, "kind")]
+		if v, ok := variants[k]; ok && rapid.IntRange(0, 2).Draw(t, "variant") == 2 {
+			k = v
+		}
 		f := Fault{Kind: k}
 		switch k {
 		case KindDelay:
@@ -62,6 +78,8 @@ func genFrom(generated []Kind) *rapid.Generator[Fault] {
 			f.Delay = rapid.SampledFrom(slowness).Draw(t, "slow") + slowOffset
 		case KindStatus429:
 			f.RetryAfter = rapid.IntRange(1, 3).Draw(t, "retry_after_s")
+		case KindHangUp:
+			f.Delay = HangUpAfter + delayOffset // in process the client hangs up once processing starts
 		}
 		return f
 	})

@@ -32,6 +32,8 @@ func requireWellFormed(t require.TestingT, f faults.Fault) {
 		require.Greater(t, f.Delay, time.Duration(0))
 		require.LessOrEqual(t, f.Delay, maxSlow)
 		require.Equal(t, 617*time.Microsecond, f.Delay%time.Millisecond, "slow processing %s is not off the round values", f.Delay)
+	case faults.KindHangUp:
+		require.Equal(t, faults.HangUpAfter+313*time.Microsecond, f.Delay)
 	default:
 		require.Zero(t, f.Delay)
 	}

@@ -54,8 +54,13 @@ func (p *InProcess) now() time.Time {
 // client context's error if the client gives up first.
 func (p *InProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 	st := &reqState{paused: make(chan struct{}), delay: p.Processing + ExtraProcessing(req.Context()), in: p}
-	// The provider must not see the client's cancellation, only its values.
-	pctx := context.WithValue(context.WithoutCancel(req.Context()), stateKey{}, st)
+	// The provider must not see the client's cancellation, only its values,
+	// except when the client hangs up (KindHangUp) while it processes:
+	// then its context is cancelled with the client's once processing has
+	// started (a hang-up before that is a client that gave up early).
+	hang := hangUpFrom(req.Context())
+	pbase, pcancel := context.WithCancel(context.WithoutCancel(req.Context()))
+	pctx := context.WithValue(pbase, stateKey{}, st)
 	preq := req.Clone(pctx)
 	id := exchangeFrom(req.Context())
 
@@ -63,6 +68,7 @@ func (p *InProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 	p.mu.Lock()
 	p.record(id, func(e *models.Exchange, seq int) { e.ArrivalSeq, e.ArrivedAt = seq, p.now() })
 	go func() {
+		defer pcancel()
 		rec := httptest.NewRecorder()
 		p.Handler.ServeHTTP(rec, preq)
 		resp := rec.Result()
@@ -80,6 +86,10 @@ func (p *InProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 	select {
 	case <-st.paused:
 		p.mu.Unlock() // the handler retakes it in BeforeCommit
+		if hang != nil {
+			context.AfterFunc(req.Context(), pcancel) // the provider sees the hang-up
+			hang.started()                            // the client hangs up now, while the provider processes
+		}
 	case resp := <-finished:
 		return respond(req, resp)
 	}

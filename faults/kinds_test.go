@@ -325,8 +325,8 @@ func TestFault_String(t *testing.T) {
 func TestKinds_ListsEveryKindInNameOrder(t *testing.T) {
 	assert.Equal(t, []faults.Kind{
 		faults.KindStatus400, faults.KindStatus422, faults.KindStatus429, faults.KindStatus500, faults.KindStatus503,
-		faults.KindDelay, faults.KindDropRequest, faults.KindHold, faults.KindLoseResponse,
-		faults.KindPass, faults.KindProviderCrash, faults.KindReset, faults.KindSlowProcessing, faults.KindStoreDown,
+		faults.KindDelay, faults.KindDropRequest, faults.KindHangUp, faults.KindHold, faults.KindLoseResponse,
+		faults.KindOutage, faults.KindPass, faults.KindProviderCrash, faults.KindReset, faults.KindSlowProcessing, faults.KindStoreDown,
 	}, faults.Kinds())
 	ks := faults.Kinds()
 	ks[0] = "mutated"
@@ -337,6 +337,7 @@ func TestForwards_ExactlyTheKindsThatReachTheProvider(t *testing.T) {
 	forwarding := map[faults.Kind]bool{
 		faults.KindPass: true, faults.KindDelay: true, faults.KindHold: true,
 		faults.KindLoseResponse: true, faults.KindSlowProcessing: true, faults.KindStoreDown: true, faults.KindProviderCrash: true,
+		faults.KindHangUp: true,
 	}
 	for _, k := range faults.Kinds() {
 		assert.Equal(t, forwarding[k], faults.Forwards(k), "kind %s", k)

@@ -18,7 +18,8 @@ import (
 // Transport is an http.RoundTripper that applies a fault schedule to the
 // requests passing through it, in order of arrival, and records each one as
 // a models.Exchange. The n-th request (counted from 0, GETs included) gets
-// Schedule[n]; requests past the end of the schedule, or after Heal, pass.
+// Schedule[n]; requests past the end of the schedule, or after Heal, pass,
+// except after an outage (KindOutage), which lasts until the next Schedule.
 // It is safe for concurrent use.
 type Transport struct {
 	// Next is the wire behind the faults (InProcess, or an HTTP transport).
@@ -35,6 +36,7 @@ type Transport struct {
 	schedule []Fault
 	n        int
 	healed   bool
+	outage   bool // a KindOutage fault hit this schedule: every later request gets it
 	injected map[Kind]int
 	// arrived is closed when a request that is not held arrives, waking
 	// the held ones (KindHold); then replaced.
@@ -51,7 +53,7 @@ func NewTransport(next http.RoundTripper, history *models.History, schedule []Fa
 func (t *Transport) Schedule(s []Fault) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.schedule, t.n = append([]Fault(nil), s...), 0
+	t.schedule, t.n, t.outage = append([]Fault(nil), s...), 0, false
 }
 
 // Heal makes every later request pass.
@@ -80,9 +82,14 @@ func (t *Transport) begin(ex models.Exchange) (f Fault, id int, wake <-chan stru
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	f = Fault{Kind: KindPass}
-	if !t.healed && t.n < len(t.schedule) {
+	switch {
+	case t.healed:
+	case t.outage:
+		f = Fault{Kind: KindOutage}
+	case t.n < len(t.schedule):
 		f = t.schedule[t.n]
 	}
+	t.outage = t.outage || f.Kind == KindOutage
 	if _, ok := registry[f.Kind]; !ok {
 		return f, 0, nil, errors.New("faults: unknown fault kind " + string(f.Kind))
 	}

@@ -20,8 +20,9 @@
 // every bug planted (a run can then show several distinct deviations).
 // A mutant whose bug shows only while a request is in flight gets the
 // processing time it needs unless -processing is given: no-inflight-lock
-// and redis-get-then-set 50ms, redis-lease-too-short 300ms, stuck-inflight
-// 2s (InflightProcessing; the longest of the mutants served).
+// and redis-get-then-set 50ms, redis-lease-too-short 300ms,
+// free-key-on-hangup 500ms, stuck-inflight 2s (InflightProcessing; the
+// longest of the mutants served).
 //
 // With -mutant it first prints which mutant it serves. It prints
 // "listening on http://ADDR" once it accepts connections (with

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/failsafe-go/failsafe-go"
 	"github.com/failsafe-go/failsafe-go/retrypolicy"
@@ -62,6 +63,13 @@ func (sh *shop) checkout(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	t := now(r)
+	if a != nil && t.Sub(a.CreatedAt) >= 23*time.Hour {
+		// The key is near the provider's 24 h retention window: never
+		// resent (no-stale-key); the order waits for reconciliation.
+		sh.mu.Unlock()
+		reply(w, http.StatusAccepted, map[string]string{"status": "PaymentPending"})
+		return
+	}
 	if a == nil {
 		a = &attempt{ID: uuid.New(), OrderID: o.ID, Amount: o.Total, Currency: o.Currency,
 			CardHash: cardHash(in.CardToken), CreatedAt: t, Status: "Open", Key: uuid.NewString()}

@@ -115,6 +115,7 @@ var InflightProcessing = map[string]time.Duration{
 	"stuck-inflight":        2 * time.Second,
 	"redis-get-then-set":    50 * time.Millisecond,
 	"redis-lease-too-short": 300 * time.Millisecond, // outlives its 100 ms lease
+	"free-key-on-hangup":    500 * time.Millisecond, // outlives the proxy's 100 ms hang-up
 }
 
 // Handler is server.Handler: the reference provider with retention and a

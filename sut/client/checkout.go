@@ -24,7 +24,8 @@ const (
 	// OutcomePaid (200): the provider holds a charge for the order.
 	OutcomePaid Outcome = "Paid"
 	// OutcomePaymentPending (202): the outcome is unknown; the attempt
-	// stays Open and a retry with the same card resends its key.
+	// stays Open and a retry with the same card resends its key (unless
+	// the key is stale: ErrStaleKey, nothing sent).
 	OutcomePaymentPending Outcome = "PaymentPending"
 	// OutcomeDeclined (402): the card was declined; the order is Placed again.
 	OutcomeDeclined Outcome = "Declined"
@@ -147,9 +148,11 @@ func (c *Client) OpenOrder(total int64, currency string) models.Order {
 // Checkout pays order orderID with cardToken (seed article 000,
 // CheckoutService). It reuses the order's open attempt when the card and
 // amount match, or starts one — stored, with its key, before the first
-// send — and charges it through the gateway. Every request carries ctx.
-// The token is sent to the provider and nowhere else; only its SHA-256 is
-// stored.
+// send — and charges it through the gateway. An open attempt started
+// KeyRetention − StaleKeyMargin ago or earlier (23 h by default) is
+// reconciled first and its key never resent (stalekey.go). Every request
+// carries ctx. The token is sent to the provider and nowhere else; only
+// its SHA-256 is stored.
 func (c *Client) Checkout(ctx context.Context, orderID int64, cardToken string) CheckoutResult {
 	return c.checkout(ctx, orderID, cardToken, false)
 }
@@ -190,6 +193,9 @@ func (c *Client) checkout(ctx context.Context, orderID int64, cardToken string, 
 	}
 	c.plantStart(&sp) // planted bugs: KeyPerOrder, KeyAfterSend, UnknownShownAsFailure
 	c.at(ctx, PointBeforeStore)
+	if res, done := c.settleStale(ctx, orderID, sp.CardHash, sp.Now); done {
+		return res
+	}
 	st, err := c.store.GetOrStart(sctx, c.epoch, sp)
 	att, order := st.Attempt, st.Order
 	switch {
@@ -204,6 +210,8 @@ func (c *Client) checkout(ctx context.Context, orderID int64, cardToken string, 
 		return CheckoutResult{Outcome: OutcomeFailed, HTTPStatus: http.StatusNotFound, Order: order, Err: err}
 	case err != nil:
 		return CheckoutResult{Outcome: OutcomeFailed, HTTPStatus: http.StatusInternalServerError, Order: order, Err: err}
+	case st.Reused && c.stale(att, sp.Now): // another call reused it since settleStale looked
+		return c.refuseStale(order, att)
 	}
 	c.at(ctx, PointBeforeSend)
 

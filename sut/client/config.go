@@ -21,6 +21,11 @@ const (
 	DefaultMinAge         = 2 * time.Minute
 	DefaultAbandonAfter   = 30 * time.Minute
 	DefaultInterval       = 1 * time.Minute
+	// DefaultKeyRetention is the provider's published key retention
+	// window (docs/provider-api.md); DefaultStaleKeyMargin the margin the
+	// client keeps below it.
+	DefaultKeyRetention   = 24 * time.Hour
+	DefaultStaleKeyMargin = 1 * time.Hour
 )
 
 // The defaults of BreakerConfig: the circuit breaker of .NET's standard
@@ -81,6 +86,15 @@ type Config struct {
 	// Interval is the period of the reconciliation loop (ReconciliationJob.Run);
 	// default 1m.
 	Interval time.Duration
+	// KeyRetention is how long the provider keeps a key (its profile's
+	// retention window); default 24h. StaleKeyMargin is kept below it;
+	// default 1h, or a tenth of KeyRetention when that is shorter (a 20 s
+	// window keeps 2 s). A checkout never resends the key of an attempt created
+	// KeyRetention − StaleKeyMargin ago or earlier: it reconciles the
+	// attempt first, and if that cannot settle it, answers PaymentPending
+	// (ErrStaleKey) without sending (stalekey.go).
+	KeyRetention   time.Duration
+	StaleKeyMargin time.Duration
 
 	// WrapTransport, if set, wraps the transport inside the retry pipeline,
 	// so it sees every individual HTTP try. Planted-bug mutants use it (for
@@ -159,6 +173,12 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.Interval <= 0 {
 		cfg.Interval = DefaultInterval
+	}
+	if cfg.KeyRetention <= 0 {
+		cfg.KeyRetention = DefaultKeyRetention
+	}
+	if cfg.StaleKeyMargin <= 0 {
+		cfg.StaleKeyMargin = min(DefaultStaleKeyMargin, cfg.KeyRetention/10)
 	}
 	b := &cfg.Breaker
 	if b.FailureRatio <= 0 || b.FailureRatio > 1 {

@@ -29,6 +29,9 @@
 //   - checkout.go  — Client, New, OpenOrder, Checkout, PaymentReady (the
 //     callback path), Crash; Outcome and CheckoutResult.
 //   - reconcile.go — ReconciliationJob: RunOnce and the Run loop.
+//   - stalekey.go  — a checkout never resends a key older than
+//     KeyRetention − StaleKeyMargin: it reconciles the attempt first, and
+//     answers PaymentPending (ErrStaleKey) when that cannot settle it.
 //   - planted.go   — Planted: the deliberate bugs sut/mutants switches on
 //     (each branch marked "planted bug: <field>"); off in the zero Config.
 //

@@ -79,6 +79,11 @@ type Planted struct {
 	// seed article 000's warning that several instances need conditional
 	// updates.
 	UnconditionalSettle bool
+	// StaleKeyResend: an open attempt's key is resent at any age, even
+	// after the provider's retention window (the reference client refuses
+	// past KeyRetention − StaleKeyMargin and reconciles first, stalekey.go):
+	// a provider that rightly forgot the key charges again.
+	StaleKeyResend bool
 }
 
 // plantStart applies the planted bugs that change how an attempt starts.

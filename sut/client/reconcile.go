@@ -3,6 +3,8 @@ package client
 import (
 	"context"
 	"time"
+
+	"github.com/idemcheck/idemcheck/models"
 )
 
 // ReconcileReport counts what one reconciliation run did.
@@ -64,57 +66,65 @@ func (j *ReconciliationJob) RunOnce(ctx context.Context, now time.Time) Reconcil
 		return rep
 	}
 	for _, a := range open {
-		rep.Checked++
-		if err := c.store.MarkChecked(sctx, c.epoch, a.ID, now); err != nil {
-			rep.Errors++
-			continue
-		}
-		list, err := c.gw.findCharges(ctx, a.Reference())
-		if err != nil {
-			rep.Errors++
-			continue
-		}
-		chargeID := ""
-		for _, ch := range list.Data {
-			if ch.Status == "succeeded" {
-				chargeID = ch.ID
-				break
-			}
-		}
-		// AbandonAfter is measured from the last send, not from CreatedAt:
-		// a shopper may resend an old attempt's key, and the provider may
-		// still be processing it (found by the conformance property; the
-		// regression is TestReconciliationWaitsForAResentKey).
-		due := now.Sub(a.LastSentAt) >= c.cfg.AbandonAfter
-		if c.cfg.Planted.ReconcilerNeverAbandons { // planted bug: ReconcilerNeverAbandons
-			due = false
-		}
-		if c.cfg.Planted.ReconcilerAbandonsCharged && due { // planted bug: ReconcilerAbandonsCharged
-			chargeID = ""
-		}
-		c.at(ctx, PointBeforeSettle)
-		switch {
-		case chargeID != "":
-			_, err = c.store.Succeed(sctx, c.epoch, a.ID, chargeID)
-			count(&rep, &rep.Succeeded, err)
-		case due:
-			var abandoned bool
-			abandoned, err = c.store.Abandon(sctx, c.epoch, AbandonSpec{ID: a.ID, IdleSince: now.Add(-c.cfg.AbandonAfter),
-				Unconditional: c.cfg.Planted.UnconditionalSettle}) // planted bug: UnconditionalSettle
-			switch {
-			case err != nil:
-				rep.Errors++
-			case abandoned:
-				rep.Abandoned++
-			default:
-				rep.StillOpen++
-			}
-		default:
-			rep.StillOpen++
-		}
+		j.settle(ctx, a, now, &rep)
 	}
 	c.reconcileRefunds(ctx, now, &rep) // refund intents, the same way (refund.go)
 	return rep
+}
+
+// settle asks the provider about open attempt a at now and writes what it
+// decided (see RunOnce), counting it in rep.
+func (j *ReconciliationJob) settle(ctx context.Context, a models.PaymentAttempt, now time.Time, rep *ReconcileReport) {
+	c := j.c
+	sctx := c.storeCtx(ctx)
+	rep.Checked++
+	if err := c.store.MarkChecked(sctx, c.epoch, a.ID, now); err != nil {
+		rep.Errors++
+		return
+	}
+	list, err := c.gw.findCharges(ctx, a.Reference())
+	if err != nil {
+		rep.Errors++
+		return
+	}
+	chargeID := ""
+	for _, ch := range list.Data {
+		if ch.Status == "succeeded" {
+			chargeID = ch.ID
+			break
+		}
+	}
+	// AbandonAfter is measured from the last send, not from CreatedAt:
+	// a shopper may resend an old attempt's key, and the provider may
+	// still be processing it (found by the conformance property; the
+	// regression is TestReconciliationWaitsForAResentKey).
+	due := now.Sub(a.LastSentAt) >= c.cfg.AbandonAfter
+	if c.cfg.Planted.ReconcilerNeverAbandons { // planted bug: ReconcilerNeverAbandons
+		due = false
+	}
+	if c.cfg.Planted.ReconcilerAbandonsCharged && due { // planted bug: ReconcilerAbandonsCharged
+		chargeID = ""
+	}
+	c.at(ctx, PointBeforeSettle)
+	switch {
+	case chargeID != "":
+		_, err = c.store.Succeed(sctx, c.epoch, a.ID, chargeID)
+		count(rep, &rep.Succeeded, err)
+	case due:
+		var abandoned bool
+		abandoned, err = c.store.Abandon(sctx, c.epoch, AbandonSpec{ID: a.ID, IdleSince: now.Add(-c.cfg.AbandonAfter),
+			Unconditional: c.cfg.Planted.UnconditionalSettle}) // planted bug: UnconditionalSettle
+		switch {
+		case err != nil:
+			rep.Errors++
+		case abandoned:
+			rep.Abandoned++
+		default:
+			rep.StillOpen++
+		}
+	default:
+		rep.StillOpen++
+	}
 }
 
 // count increments n when a store write succeeded, else rep.Errors.

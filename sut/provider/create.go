@@ -205,7 +205,8 @@ func (p *Provider) process(key string, rec *record, req models.ChargeRequest, r 
 		status, body = http.StatusCreated, mustJSON(ch)
 	}
 	rec.done, rec.status, rec.body, rec.completedAt = true, status, body, now
-	p.plantedCommit(key, rec) // planted bugs (planted.go)
+	p.plantedCommit(key, rec)    // planted bugs (planted.go)
+	p.plantedHangUp(key, rec, r) // planted bug: FreeKeyOnHangUp
 	committed = true
 	return status, body
 }

@@ -69,6 +69,11 @@ type Planted struct {
 	// are sent as application/json, not RFC 9457's
 	// application/problem+json.
 	ErrorsNotProblemDetails bool
+	// FreeKeyOnHangUp: when the client hangs up while its request is being
+	// processed (the request context is cancelled), the charge is still
+	// made but the key is released without storing the response, so the
+	// client's retry under the key charges again (planted_hangup.go).
+	FreeKeyOnHangUp bool
 }
 
 // plantedTake is take's planted-bug branch, called under p.mu with the

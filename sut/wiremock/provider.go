@@ -147,9 +147,14 @@ func (p *Provider) Reset() error {
 }
 
 // Native reports the kinds this Provider has WireMock apply: all but
-// pass and drop-request.
+// pass, drop-request, and the client's own hang-up and the outage, which
+// the fault Transport applies in front of the socket.
 func (p *Provider) Native(k faults.Kind) bool {
-	return k != faults.KindPass && k != faults.KindDropRequest
+	switch k {
+	case faults.KindPass, faults.KindDropRequest, faults.KindHangUp, faults.KindOutage:
+		return false
+	}
+	return true
 }
 
 // RoundTrip programs the stub that answers req, then sends req to WireMock

@@ -1,0 +1,42 @@
+package certify
+
+import (
+	"fmt"
+
+	"github.com/idemcheck/idemcheck/faults"
+	"github.com/idemcheck/idemcheck/models"
+)
+
+// checkHangUp: the proxy forwards a create and closes the upstream
+// connection faults.HangUpAfter (100 ms) later, while a provider that
+// takes longer is still processing it (its request context is cancelled).
+// The provider must finish and store the response regardless: a retry
+// with the same key settles to a 201 naming the only charge the lookup by
+// reference finds. A provider answering within 100 ms just has its answer
+// lost, as in lost-response-settled; the requirement then still holds.
+func checkHangUp(r *runner) (verdict, string, error) {
+	r.proxy.Schedule([]faults.Fault{{Kind: faults.KindHangUp}})
+	key, body := models.FormatKey(newKey()), r.charge("hang-up")
+	first, err := r.post(key, body)
+	if err != nil {
+		return inc, "", err
+	}
+	if first.err == nil {
+		return inc, "the client did not hang up (the proxy passed the answer)", nil
+	}
+	a, tries, err := r.settle(key, body)
+	if err != nil {
+		return inc, "", err
+	}
+	if a.unknown() {
+		return fail, fmt.Sprintf("after the hang-up, %d retries with the same key still answered %s", tries, a.short()), nil
+	}
+	if a.status != 201 {
+		return inc, fmt.Sprintf("the retry after the hang-up answered %s, not 201", a.short()), nil
+	}
+	why, err := r.charges(body.MerchantReference, 1)
+	if err != nil || why != "" {
+		return fail, "after the client hung up mid-processing and retried with the same key, " + why, err
+	}
+	return r.judged(pass, "")
+}
