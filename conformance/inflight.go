@@ -45,12 +45,13 @@ func (m *machine) doubleClickMismatch(t *rapid.T) {
 	gap := time.Duration(rapid.IntRange(1, 40).Draw(t, "gap_ms"))*time.Millisecond + gapOffset
 	m.stepWith("double-click-mismatch", fmt.Sprintf("order %d with %s, then %s %v later", o.ID, card, second, gap), m.drawFaults(t))
 	done := make(chan struct{})
+	start := m.w.clock.Now()
 	go func() {
 		defer close(done)
 		m.w.checkout(m.w.cli, "click 1", o, card)
 	}()
 	m.w.pause(gap)
-	if a, ok := m.w.openAttemptOf(o.ID); ok && m.w.heldAtProvider(a.IdempotencyKey) {
+	if a, ok := m.w.openAttemptOf(o.ID); ok && heldAtProvider(m.w.hist.Snapshot().Exchanges, a.IdempotencyKey, start) {
 		body := models.ChargeRequest{
 			Amount: a.Amount, Currency: a.Currency, Source: cards[card],
 			Description: fmt.Sprintf("Bookstore order %d", o.ID), MerchantReference: a.Reference(),
@@ -66,15 +67,19 @@ func (m *machine) doubleClickMismatch(t *rapid.T) {
 	m.w.lastCard[o.ID] = card
 }
 
-// heldAtProvider reports whether a request under key has reached the
-// provider and not been answered with a 5xx (which frees the key): the key
-// is then in flight or completed there, so another body under it is a
-// mismatch. A first click held up by a fault (dropped, delayed, answered
-// by the fault layer) leaves the key free, and the second click is not
-// sent: under a free key the other body would rightly be processed.
-func (w *world) heldAtProvider(key string) bool {
-	for _, e := range w.hist.Snapshot().Exchanges {
-		if e.Key == key && e.IsPost() && e.ArrivalSeq > 0 && (!e.ProviderDone || e.ProviderStatus < 500) {
+// heldAtProvider reports whether a request under key sent at or after
+// since (by this step's first click) has reached the provider and not been
+// answered with a 5xx (which frees the key): the key is then in flight or
+// completed there, so another body under it is a mismatch. A first click
+// held up by a fault (dropped, delayed, answered by the fault layer), or
+// one that sent nothing (the reference client reconciles an attempt near
+// the retention window first), leaves no such request, and the second
+// click is not sent: an older request's key may be one the provider has
+// rightly forgotten (its retention window passed), and under a free key
+// the other body would rightly be processed.
+func heldAtProvider(exchanges []models.Exchange, key string, since time.Time) bool {
+	for _, e := range exchanges {
+		if e.Key == key && e.IsPost() && !e.SentAt.Before(since) && e.ArrivalSeq > 0 && (!e.ProviderDone || e.ProviderStatus < 500) {
 			return true
 		}
 	}
