@@ -34,6 +34,8 @@ conformance:
 # after it: for its last minutes the race suite is the conformance package
 # alone, one child process at a time, and leaves a core idle. Its output
 # is printed after the race suite's; either failing fails the target.
+# -timeout 20m: go test's default 10 min per package is too close for the
+# conformance package (~4-6 min alone) on a loaded machine.
 # go test -json goes through internal/testprogress: a line per package,
 # slow test and failure, and every 30 s what is still running. The reports
 # go to TEST_REPORTS; the last line checks that no test wrote into an
@@ -42,11 +44,11 @@ test: vet $(JAR)
 	rm -rf $(TEST_REPORTS) && mkdir -p $(TEST_REPORTS) && touch $(TEST_REPORTS)/.started
 	$(GO) build -o $(PROGRESS) ./internal/testprogress
 	@log=$$(mktemp); export IDEMCHECK_REPORT_DIR=$(TEST_REPORTS); \
-	$(GO) test -json -count=1 -run '^TestMutantMatrix$$' ./conformance >"$$log" 2>&1 & matrix=$$!; \
+	$(GO) test -json -count=1 -timeout 20m -run '^TestMutantMatrix$$' ./conformance >"$$log" 2>&1 & matrix=$$!; \
 	trap 'kill $$matrix 2>/dev/null; rm -f "$$log"' INT TERM; \
-	echo "$(GO) test -count=1 -run '^TestMutantMatrix\$$' ./conformance  (beside the race suite)"; \
-	echo "$(GO) test -race -count=1 -p 3 -skip '^TestMutantMatrix\$$' ./..."; \
-	$(GO) test -json -race -count=1 -p 3 -skip '^TestMutantMatrix$$' ./... | $(PROGRESS); race=$$?; \
+	echo "$(GO) test -count=1 -timeout 20m -run '^TestMutantMatrix\$$' ./conformance  (beside the race suite)"; \
+	echo "$(GO) test -race -count=1 -timeout 20m -p 3 -skip '^TestMutantMatrix\$$' ./..."; \
+	$(GO) test -json -race -count=1 -timeout 20m -p 3 -skip '^TestMutantMatrix$$' ./... | $(PROGRESS); race=$$?; \
 	wait $$matrix; status=$$?; \
 	echo "--- the mutant kill matrix:"; $(PROGRESS) <"$$log"; shown=$$?; rm -f "$$log"; \
 	[ $$race -eq 0 ] && [ $$status -eq 0 ] && [ $$shown -eq 0 ]

@@ -12,11 +12,17 @@ import (
 // the first click's key.
 var secondClicks = []string{"another amount", "another card"}
 
-// inflightActions adds double-click-mismatch to actions when
-// providerDraws holds.
+// inflightActions adds changed-second-click (a double click whose second
+// click carries another amount or card) to actions when providerDraws
+// holds. Its name sorts before "checkout" on purpose: rapid's Repeat
+// draws actions by their sorted index and shrinks that index toward 0, so
+// a counterexample "checkout, then probe the key with another body" can
+// shrink into this one step (the 2-step minimum of errors-not-problem-details,
+// measured: 1 of 5 matrix seeds reached it under the old name, which
+// sorts after checkout).
 func (m *machine) inflightActions(actions map[string]func(*rapid.T)) {
 	if m.providerDraws() {
-		actions["double-click-mismatch"] = m.doubleClickMismatch
+		actions["changed-second-click"] = m.doubleClickMismatch
 	}
 }
 
@@ -43,7 +49,7 @@ func (m *machine) doubleClickMismatch(t *rapid.T) {
 	card := rapid.SampledFrom(cardLabels).Draw(t, "card")
 	second := rapid.SampledFrom(secondClicks).Draw(t, "second_click")
 	gap := time.Duration(rapid.IntRange(1, 40).Draw(t, "gap_ms"))*time.Millisecond + gapOffset
-	m.stepWith("double-click-mismatch", fmt.Sprintf("order %d with %s, then %s %v later", o.ID, card, second, gap), m.drawFaults(t))
+	m.stepWith("changed-second-click", fmt.Sprintf("order %d with %s, then %s %v later", o.ID, card, second, gap), m.drawFaults(t))
 	done := make(chan struct{})
 	start := m.w.clock.Now()
 	go func() {

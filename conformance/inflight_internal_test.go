@@ -10,7 +10,7 @@ import (
 )
 
 // TestHeldAtProvider_OnlyThisStepsRequest: the second click of a
-// double-click-mismatch goes out only while this step's first request holds
+// changed-second-click goes out only while this step's first request holds
 // the key at the provider. A request of the same key sent 25 h before (the
 // shopper's first try, its response lost) does not count: its key may be
 // past the retention window, and the harness's own second click under it
