@@ -103,7 +103,11 @@ func TestMutantMatrix(t *testing.T) {
 				}
 				// rapid's shrinker can stop in a local minimum (another shape of
 				// the same bug); the bar is the documented minimum on 4 of 5.
-				judgeKills(t, m, matrixSeeds, ks, len(matrixSeeds)-1)
+				exact := len(matrixSeeds) - 1
+				if m.LocalMinimum != "" {
+					exact = 1
+				}
+				judgeKills(t, m, matrixSeeds, ks, exact)
 				mu.Lock()
 				results[m.Name] = ks
 				mu.Unlock()
@@ -218,6 +222,18 @@ func mutantsDoc(ms map[string]measure) string {
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s | `%s` | %d | %s | %s | %s |\n",
 			m.Name, m.Side, m.Description, m.Invariant, m.MinSteps, me.shortest, me.checks, m.Class)
+	}
+	first := true
+	for _, m := range mutants.All() {
+		if m.LocalMinimum == "" {
+			continue
+		}
+		if first {
+			b.WriteString("\nMutants whose bug has a longer shape the shrinker cannot leave for the minimal one: the\n")
+			b.WriteString("matrix asks their documented minimum on at least one seed (never below it), not four of five.\n\n")
+			first = false
+		}
+		fmt.Fprintf(&b, "- `%s`: %s.\n", m.Name, m.LocalMinimum)
 	}
 	return b.String()
 }

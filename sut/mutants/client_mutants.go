@@ -37,7 +37,9 @@ func init() {
 	register(Mutant{
 		Name:        "key-per-order",
 		Description: "one key per order, reused for a second card or amount after a decline or an abandon",
-		Invariant:   "one-key-per-intent", MinSteps: 3,
+		Invariant:   "one-key-per-intent", MinSteps: 2,
+		LocalMinimum: "a double click of the declined card (2 steps: the later click starts a new intent under the order's key) is minimal; " +
+			"a checkout declined, then another checkout (3 steps) is the shape most seeds find first, and the shrinker cannot turn two checkouts into one double click",
 		Class:  "key scoped to the order instead of the payment intent",
 		Client: func(cfg *client.Config) { cfg.Planted.KeyPerOrder = true },
 	})
