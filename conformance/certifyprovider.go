@@ -43,6 +43,9 @@ func (p Provider) remoteConfig() (remote.Config, error) {
 	if p.APIKey != "" {
 		rc.APIKey = remote.APIKey(p.APIKey)
 	}
+	if p.SecondAPIKey != "" {
+		rc.SecondAPIKey = remote.APIKey(p.SecondAPIKey)
+	}
 	rc.Limits.MaxRequests = orInt(p.Budgets.Requests, rc.Limits.MaxRequests)
 	rc.Limits.MaxCharges = orInt(p.Budgets.Charges, rc.Limits.MaxCharges)
 	rc.Limits.MaxDuration = orDefault(p.Budgets.Duration, rc.Limits.MaxDuration)

@@ -50,9 +50,13 @@ type Provider struct {
 	// pk_live_, rk_live_ in any case) is refused before any request.
 	APIKey string
 	// APIKeyEnv names the environment variable that holds the key; default
-	// IDEMCHECK_API_KEY. A second account's key, for the cross-account
-	// requirement, is IDEMCHECK_API_KEY_2 (unset: INCONCLUSIVE).
+	// IDEMCHECK_API_KEY.
 	APIKeyEnv string
+	// SecondAPIKey is a second account's key, for the cross-account
+	// requirement and merchant B's probes (draft §5); default
+	// IDEMCHECK_API_KEY_2, else none: key-not-replayed-across-accounts is
+	// NOT JUDGED. Refused like APIKey when it looks live.
+	SecondAPIKey string
 	// Budgets bound what the run may send and how long it may take.
 	Budgets Budgets
 	// Checks is how many sequences the rapid property draws; default

@@ -26,7 +26,7 @@ type Config struct {
 	// IDEMCHECK_API_KEY.
 	APIKey APIKey
 	// SecondAPIKey is a second account's key, for the cross-account
-	// requirement; "" leaves it INCONCLUSIVE. IDEMCHECK_API_KEY_2.
+	// requirement; "" leaves it NOT JUDGED. IDEMCHECK_API_KEY_2.
 	SecondAPIKey APIKey
 	// ProfilePath is the provider profile to load; "" to judge the
 	// provider against the draft alone (DraftProfile: none of
