@@ -38,5 +38,10 @@ func checkHangUp(r *runner) (verdict, string, error) {
 	if err != nil || why != "" {
 		return fail, "after the client hung up mid-processing and retried with the same key, " + why, err
 	}
-	return r.judged(pass, "")
+	// Not r.judged: the hung-up request's completion is never seen (the
+	// proxy closed its connection), so models.Spec has no step for it, and
+	// "in flight, 409, then the replay" of a correct provider slower than
+	// the hang-up had no linearization (TestCertify_HangUpOnASlowCorrect-
+	// ProviderPasses). The claim is the settled 201 and the one charge.
+	return pass, "", nil
 }

@@ -124,6 +124,11 @@ func (s *Stats) judging(cfg Config) {
 			delete(s.notJudged, name)
 		}
 	}
+	if cfg.isRemote() && cfg.Remote != nil && why == "" {
+		if _, ok := cfg.Remote.Account2(); !ok || cfg.Remote.Profile().Accounts < 2 {
+			s.notJudged[KeyScopedPerAccount] = "needs a second account: accounts: 2 in the profile and its API key (IDEMCHECK_API_KEY_2)"
+		}
+	}
 }
 
 // leaveOut marks the invariants of why (name → reason) not judged.
@@ -177,6 +182,15 @@ func (s *Stats) sequence(m *machine) {
 	for k, v := range cov {
 		s.subjects[k] += v
 	}
+	if !w.RefundsJudged {
+		// The refund action and the refunds-endpoint probe are drawn
+		// only where the provider's refunds can be read (in process).
+		for _, name := range []string{AtMostOneRefundPerIntent, KeyScopedPerEndpoint} {
+			if _, ok := s.notJudged[name]; !ok {
+				s.notJudged[name] = "refunds are driven and read only against the embedded provider in memory; this run does not read the provider's refunds"
+			}
+		}
+	}
 }
 
 // Sequences is how many drawn sequences ran to their end.
@@ -202,17 +216,20 @@ func (s *Stats) Injected(k faults.Kind) int {
 
 // subjectOf says what each invariant looks at, for the summary.
 var subjectOf = map[string]string{
-	OneKeyPerIntent:         "payment intents on the wire",
-	AtMostOneChargePerOrder: "orders",
-	ConflictNeverFinal:      "unknown outcomes (409, timeout, reset, 5xx)",
-	NoUnsafeRetry:           "POSTs",
-	KeyFormat:               "keys sent",
-	ReplayConsistent:        "replays and in-flight conflicts",
-	MismatchRejected:        "reused keys with another body",
-	BooksBalance:            "provider charges",
-	ReconciliationConverges: "attempts settled by reconciliation",
-	EquivalentRequestsAgree: "requests resent in another shape",
-	KeyScopedPerAccount:     "keys resent by another account",
+	OneKeyPerIntent:          "payment intents on the wire",
+	AtMostOneChargePerOrder:  "orders",
+	ConflictNeverFinal:       "unknown outcomes (409, timeout, reset, 5xx)",
+	NoUnsafeRetry:            "POSTs",
+	KeyFormat:                "keys sent",
+	ReplayConsistent:         "replays and in-flight conflicts",
+	MismatchRejected:         "reused keys with another body",
+	BooksBalance:             "provider charges",
+	ReconciliationConverges:  "attempts settled by reconciliation",
+	EquivalentRequestsAgree:  "requests resent in another shape",
+	KeyScopedPerAccount:      "keys resent by another account",
+	NoStaleKey:               "keys resent by the client",
+	KeyScopedPerEndpoint:     "requests to /v1/refunds",
+	AtMostOneRefundPerIntent: "refund intents",
 }
 
 // coverage counts, at the end of one sequence, the subjects of each invariant.
@@ -252,6 +269,19 @@ func coverage(w World) map[string]int {
 		}
 	}
 	countProbeShapes(w, c)
+	sent := map[string]bool{}
+	for _, e := range clientPostsOf(w) {
+		if e.HasKey && sent[e.Key] {
+			c[NoStaleKey]++
+		}
+		sent[e.Key] = true
+	}
+	for _, e := range w.History.Exchanges {
+		if e.IsRefund() {
+			c[KeyScopedPerEndpoint]++
+		}
+	}
+	c[AtMostOneRefundPerIntent] = len(w.RefundIntents)
 	return c
 }
 

@@ -77,6 +77,13 @@ func (c *Client) Refund(ctx context.Context, orderID, amount int64) RefundResult
 	case err != nil:
 		return RefundResult{Outcome: RefundFailed, HTTPStatus: http.StatusInternalServerError, Err: err}
 	}
+	if !c.cfg.Planted.StaleKeyResend && c.cfg.Now().Sub(intent.CreatedAt) >= c.keyWindow() { // planted bug: StaleKeyResend
+		// An open refund intent as old as the provider's retention window
+		// (less the margin): its key may be forgotten and would refund
+		// again. Nothing is sent; reconciliation (GET
+		// /v1/refunds?merchant_reference=) settles the intent.
+		return RefundResult{Outcome: RefundPending, HTTPStatus: http.StatusAccepted, IntentID: intent.ID.String(), Err: ErrStaleKey}
+	}
 	res := c.gw.refund(ctx, intent)
 	out := RefundResult{IntentID: intent.ID.String(), Err: res.err}
 	switch res.kind {

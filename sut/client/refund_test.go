@@ -95,3 +95,24 @@ func TestRefund_ReconciliationSettlesAnUnknownRefund(t *testing.T) {
 		assert.Len(t, wire.p.Refunds(), 1)
 	})
 }
+
+// A refund intent left Open for a day (every answer lost, the
+// reconciliation job down) is not resent under its key: the provider's
+// 24 h retention window may have passed, and a resend refunded again (the
+// 20 000-sequence run, seed 21307382, before the fix). The merchant's
+// retry answers RefundPending with ErrStaleKey and sends nothing.
+func TestRefund_StaleIntentIsNotResent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		wire := &losing{p: provider.New(provider.Config{}), lose: 100}
+		c, _, _ := newClient(wire)
+		o := paidOrder(t, c)
+		res := c.Refund(context.Background(), o.ID, 1000)
+		require.Equal(t, client.RefundPending, res.Outcome, res.Err)
+		sent := len(wire.keys)
+		time.Sleep(25 * time.Hour) // virtual time: the job is down all along
+		res = c.Refund(context.Background(), o.ID, 1000)
+		assert.Equal(t, client.RefundPending, res.Outcome)
+		assert.ErrorIs(t, res.Err, client.ErrStaleKey)
+		assert.Len(t, wire.keys, sent, "nothing sent under the day-old key")
+	})
+}

@@ -171,6 +171,11 @@ func (c Config) Validate() (Config, error) {
 			return c, fmt.Errorf("%w: %s has a live marker (%s, in any case)", ErrLiveCredential, k.name, p)
 		}
 	}
+	if c.SecondAPIKey != "" && c.SecondAPIKey == c.APIKey {
+		// One account twice: the cross-account requirement would fail a
+		// correct provider for replaying an account's own key.
+		return c, fmt.Errorf("%w: IDEMCHECK_API_KEY_2 is IDEMCHECK_API_KEY: the second account needs a key of its own", ErrInvalidKey)
+	}
 	if p := liveInURL(c.BaseURL); p != "" {
 		// A live credential pasted into the URL (user info, path or
 		// query) goes to the provider with every request.

@@ -90,3 +90,13 @@ func TestMeter_NeverExceedsItsLimits(t *testing.T) {
 	r, p := m.Used()
 	assert.Equal(t, [2]int{3, 2}, [2]int{r, p})
 }
+
+// TestValidate_RefusesTheSameKeyTwice: a second API key equal to the first
+// is one account, not two; the cross-account requirement then FAILed a
+// correct provider (exit 1). It is refused before any request.
+func TestValidate_RefusesTheSameKeyTwice(t *testing.T) {
+	_, err := remote.Config{BaseURL: "http://127.0.0.1:1", APIKey: "sk_test_a", SecondAPIKey: "sk_test_a"}.Validate()
+	require.ErrorIs(t, err, remote.ErrInvalidKey)
+	_, err = remote.Config{BaseURL: "http://127.0.0.1:1", APIKey: "sk_test_a", SecondAPIKey: "sk_test_b"}.Validate()
+	require.NoError(t, err)
+}
