@@ -76,11 +76,17 @@ func TestServiceOverHTTP(t *testing.T) {
 // Real time makes shrinking slow (a sequence costs about 0.5 s), so each
 // child shrinks for 10 s under the fixed seed 3.
 func TestBrokenVariantsAreCaught(t *testing.T) {
-	for bug, want := range map[string]string{
-		"fresh-key-per-request": conformance.OneKeyPerIntent,
-		"conflict-is-failure":   conformance.ConflictNeverFinal,
-		"no-card-guard":         conformance.ConflictNeverFinal,
-		"key-after-send":        conformance.OneKeyPerIntent,
+	// conflict-is-failure reads a 409 as a failure: the shopper is told so
+	// (409-never-final), or, when the 409 answered a double click's later
+	// click, that click's new intent pays the order again within the same
+	// step, so the step ends with the order Paid twice over
+	// (at-most-one-charge-per-order): which one a seed meets first depends
+	// on the drawn sequence.
+	for bug, want := range map[string][]string{
+		"fresh-key-per-request": {conformance.OneKeyPerIntent},
+		"conflict-is-failure":   {conformance.ConflictNeverFinal, conformance.AtMostOneChargePerOrder},
+		"no-card-guard":         {conformance.ConflictNeverFinal},
+		"key-after-send":        {conformance.OneKeyPerIntent},
 	} {
 		t.Run(bug, func(t *testing.T) {
 			t.Parallel()
@@ -88,7 +94,7 @@ func TestBrokenVariantsAreCaught(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^TestServiceOverHTTP$", "-rapid.seed=3")
 			cmd.Dir = dir
 			cmd.Env = append(os.Environ(), bugVar+"="+bug, binVar+"="+bin, "IDEMCHECK_REPORT_DIR="+dir, "RAPID_CHECKS=100",
-				"RAPID_SHRINKTIME=10s", "IDEMCHECK_PROVIDER=", "IDEMCHECK_MUTANT=", "GITHUB_STEP_SUMMARY=", "IDEMCHECK_REPRODUCE=0")
+				"RAPID_SHRINKTIME=20s", "IDEMCHECK_PROVIDER=", "IDEMCHECK_MUTANT=", "GITHUB_STEP_SUMMARY=", "IDEMCHECK_REPRODUCE=0")
 			out, err := cmd.CombinedOutput()
 			require.Error(t, err, "the %s variant passed:\n%s", bug, out)
 			files, _ := filepath.Glob(filepath.Join(dir, "*-TestServiceOverHTTP", "failure.json"))
@@ -101,7 +107,7 @@ func TestBrokenVariantsAreCaught(t *testing.T) {
 			}
 			require.NoError(t, json.Unmarshal(raw, &rep))
 			t.Logf("%s: %s after %d shopper steps", bug, rep.Invariant, rep.StepCount)
-			assert.Equal(t, want, rep.Invariant, "output:\n%s", out)
+			assert.Contains(t, want, rep.Invariant, "output:\n%s", out)
 			assert.LessOrEqual(t, rep.StepCount, 3, "the counterexample has at most 3 shopper steps; output:\n%s", out)
 		})
 	}
