@@ -64,8 +64,11 @@ func (m *machine) step(action, args string) {
 // (Config.TimeScale), so the report shows the delays that really happened.
 func (m *machine) drawFaults(t *rapid.T) []faults.Fault {
 	gen := faults.ScheduleGen
-	if m.run.cfg.onRedis() {
+	switch {
+	case m.run.cfg.onRedis():
 		gen = faults.StoreScheduleGen // the provider's own store fails too
+	case m.w.real:
+		gen = faults.PlainScheduleGen // no hang-up or outage in real time (faults/gen.go)
 	}
 	fs := gen(m.run.cfg.MaxSchedule).Draw(t, "faults")
 	if m.w.real {
