@@ -46,7 +46,7 @@ func checkKeyScopedPerAccount(w World) Finding {
 		name := n.of(e.MerchantReference)
 		switch {
 		case refusedStoreDown(e):
-		case ofA[e.Key+" "+e.ProviderBodyDigest] && !anonymousDecline(e), e.ProviderChargeID != "" && (ofA[e.Key+" "+e.ProviderChargeID] || aCharges[e.ProviderChargeID]):
+		case ofA[e.Key+" "+e.ProviderBodyDigest] && !anonymousDecline(e) && !refusal(e), e.ProviderChargeID != "" && (ofA[e.Key+" "+e.ProviderChargeID] || aCharges[e.ProviderChargeID]):
 			return violation(KeyScopedPerAccount, "%s: another account sending this intent's key was answered %s, the first account's stored response", name, answer(e))
 		case (e.ProviderStatus == 409 || e.ProviderStatus == 422) && !bSeen[e.Key]:
 			return violation(KeyScopedPerAccount, "%s: another account sending this intent's key for the first time was refused with %d: one account's key blocked another's", name, e.ProviderStatus)
@@ -97,3 +97,10 @@ func otherAccountCharges(b backend) ([]models.Charge, error) {
 func anonymousDecline(e models.Exchange) bool {
 	return e.ProviderStatus == 402 && e.ProviderChargeID == ""
 }
+
+// refusal reports whether e was answered 409 or 422: a problem body alike
+// for every account, so not "A's stored response" by its bytes. On B's
+// first use of the key it is the blocked-key case; after that, B's own
+// request under the key may still be in flight (the 20 000-sequence run,
+// seed 20261201: B's timed-out probe, then B's 409, was taken for A's).
+func refusal(e models.Exchange) bool { return e.ProviderStatus == 409 || e.ProviderStatus == 422 }

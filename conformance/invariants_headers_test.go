@@ -68,3 +68,23 @@ func TestReplayConsistent_OtherAccountsDeclineIsItsOwn(t *testing.T) {
 	f.w.Declines = 3
 	require.NotNil(t, violated(t, f.w), "a third decline is one run again")
 }
+
+// TestKeyScopedPerAccount_OwnConflictIsNotAs: merchant B's second request
+// under a key, while B's first is still at the provider, gets B's own 409;
+// its problem body is byte-identical to the 409 merchant A once got, and
+// was taken for A's stored response (the 20 000-sequence run, seed
+// 20261201, on the reference).
+func TestKeyScopedPerAccount_OwnConflictIsNotAs(t *testing.T) {
+	f := newFixture()
+	f.post(f.att.IdempotencyKey, 201, "", 201, "ch_1")
+	f.post(f.att.IdempotencyKey, 409, "", 409, "")
+	f.charge("ch_1")
+	f.succeed("ch_1")
+	b1 := f.probeAs("same body, another account", 0, "")
+	b1.Forwarded, b1.ArrivalSeq, b1.Done, b1.Err = true, b1.Seq+1, true, "timeout"
+	f.probeAs("same body, another account", 409, "")
+	v := violated(t, f.w)
+	if v != nil {
+		assert.NotEqual(t, conformance.KeyScopedPerAccount, v.Invariant, v.Message)
+	}
+}
