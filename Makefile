@@ -34,6 +34,9 @@ conformance:
 # after it: for its last minutes the race suite is the conformance package
 # alone, one child process at a time, and leaves a core idle. Its output
 # is printed after the race suite's; either failing fails the target.
+# The matrix runs at nice 10: the race suite's real-time tests (loopback
+# providers, a service over HTTP, shrinking bounded in seconds) get the
+# cores first; the matrix's in-memory rows are on virtual time.
 # -timeout 20m: go test's default 10 min per package is too close for the
 # conformance package (~4-6 min alone) on a loaded machine.
 # go test -json goes through internal/testprogress: a line per package,
@@ -44,7 +47,7 @@ test: vet $(JAR)
 	rm -rf $(TEST_REPORTS) && mkdir -p $(TEST_REPORTS) && touch $(TEST_REPORTS)/.started
 	$(GO) build -o $(PROGRESS) ./internal/testprogress
 	@log=$$(mktemp); export IDEMCHECK_REPORT_DIR=$(TEST_REPORTS); \
-	$(GO) test -json -count=1 -timeout 20m -run '^TestMutantMatrix$$' ./conformance >"$$log" 2>&1 & matrix=$$!; \
+	nice -n 10 $(GO) test -json -count=1 -timeout 20m -run '^TestMutantMatrix$$' ./conformance >"$$log" 2>&1 & matrix=$$!; \
 	trap 'kill $$matrix 2>/dev/null; rm -f "$$log"' INT TERM; \
 	echo "$(GO) test -count=1 -timeout 20m -run '^TestMutantMatrix\$$' ./conformance  (beside the race suite)"; \
 	echo "$(GO) test -race -count=1 -timeout 20m -p 3 -skip '^TestMutantMatrix\$$' ./..."; \
