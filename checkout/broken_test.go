@@ -128,7 +128,13 @@ func TestCheckClient_broken(t *testing.T) {
 			// sequence ended made synctest report a deadlock ("[rapid] panic
 			// after 0 tests") instead of the verdict.
 			assert.NotContains(t, string(out), "deadlock")
-			assert.Contains(t, string(out), "[rapid] failed after")
+			// A hung service's shrink ends at the run's duration budget; an
+			// attempt cut there does not fail again, which rapid may call
+			// "flaky test" (on a loaded machine). Either way the run ends
+			// with the client-api verdict and its report, checked below.
+			if !strings.Contains(string(out), "[rapid] flaky test") {
+				assert.Contains(t, string(out), "[rapid] failed after")
+			}
 			files, _ := filepath.Glob(filepath.Join(dir, "*", "failure.json"))
 			require.Len(t, files, 1, "one failure report; output:\n%s", out)
 			raw, err := os.ReadFile(files[0])
