@@ -194,7 +194,13 @@ func TestCertifyOfAFailingProviderWritesItsPage(t *testing.T) {
 	require.NotEmpty(t, cert.Deviations, out)
 	first := cert.Deviations[0]
 	require.Equal(t, "replay-consistent", first.Invariant)
-	require.Equal(t, 2, first.Steps, "the minimal counterexample of replay-new-charge: %+v", first)
+	// 2 steps is replay-new-charge's minimum; a real-time shrink that a
+	// loaded machine cut short (an attempt that did not fail again) must
+	// say so on the page rather than pass for minimal.
+	require.GreaterOrEqual(t, first.Steps, 2, "%+v", first)
+	if first.Steps != 2 {
+		require.Contains(t, first.Minimal, "not minimal", "a longer counterexample than replay-new-charge's 2 steps is labelled: %+v", first)
+	}
 	require.NotEmpty(t, first.Report)
 	require.NotEmpty(t, first.Curl)
 	cov := cert.Coverage
