@@ -31,6 +31,7 @@ type client struct {
 // attempt is an order's open payment attempt.
 type attempt struct {
 	key, card, ref string
+	firstSent      time.Time // the key's first send
 	sentAt         time.Time
 	charge         string // set once paid
 }
@@ -50,9 +51,14 @@ func (c *client) Checkout(ctx context.Context, o checkout.Order, card string) ch
 	case a != nil && a.card != card:
 		c.mu.Unlock()
 		return checkout.Result{Outcome: checkout.Pending, Status: http.StatusConflict} // the other card's payment is unknown
+	case a != nil && c.env.Now().Sub(a.firstSent) >= 23*time.Hour:
+		// Near the provider's 24 h retention window the key may be
+		// forgotten: never resent (no-stale-key); reconciliation settles it.
+		c.mu.Unlock()
+		return checkout.Result{Outcome: checkout.Pending}
 	case a == nil:
 		id := c.env.NewKey()
-		a = &attempt{key: c.env.NewKey(), card: card, ref: fmt.Sprintf("bookstore-%d-%s", o.ID, hex32(id))}
+		a = &attempt{key: c.env.NewKey(), card: card, ref: fmt.Sprintf("bookstore-%d-%s", o.ID, hex32(id)), firstSent: c.env.Now()}
 		c.attempts[o.ID] = a
 	}
 	a.sentAt = c.env.Now()
