@@ -13,29 +13,35 @@ import "github.com/idemcheck/idemcheck/models"
 // no other provider invariant judges them.
 func checkEquivalentRequests(w World) Finding {
 	n := newNames(w)
-	first := map[string]models.Exchange{} // the key's first completed answer, in this account
+	// last is the key's latest completed answer to this very content in
+	// this account, sent in the client's own shape: the shape probe sends
+	// one just before itself (probe.go), so a key the provider forgot
+	// (a retention too short) is replay-consistent's failure, seen on that
+	// control request, not this one's.
+	last := map[string]models.Exchange{}
 	for _, e := range w.History.Exchanges {
 		if !e.IsPost() || !e.HasKey || !e.ProviderDone || asOtherAccount(w.History, e) {
 			continue
 		}
 		kind := probeDetail(w.History, e)
-		f, seen := first[e.Key]
+		at := e.Key + "\x00" + e.Fingerprint
+		f, seen := last[at]
 		if !shapeKinds[kind] {
-			if !seen && e.ProviderStatus != 409 && e.ProviderStatus < 500 && !refusedStoreDown(e) {
-				first[e.Key] = e
+			if e.ProviderStatus != 409 && e.ProviderStatus < 500 && !refusedStoreDown(e) {
+				last[at] = e
 			}
 			continue
 		}
-		if !seen || f.Fingerprint != e.Fingerprint || refusedStoreDown(e) {
-			continue // nothing completed under the key yet, or not the same content
+		if !seen || refusedStoreDown(e) {
+			continue // nothing completed for this content under the key yet
 		}
 		name := n.of(e.MerchantReference)
 		switch {
 		case e.ProviderStatus == 422:
-			return violation(EquivalentRequestsAgree, "%s: the same request with %s was refused with 422 as another body (the first answer was %s)", name, shapeWords(kind), answer(f))
+			return violation(EquivalentRequestsAgree, "%s: the same request with %s was refused with 422 as another body (the key's answer just before was %s)", name, shapeWords(kind), answer(f))
 		case e.ProviderStatus >= 200 && e.ProviderStatus < 300 && e.ProviderBodyDigest != f.ProviderBodyDigest,
 			e.ProviderStatus == 402 && e.ProviderBodyDigest != f.ProviderBodyDigest:
-			return violation(EquivalentRequestsAgree, "%s: the same request with %s under a completed key was answered %s, not the first response (%s)", name, shapeWords(kind), answer(e), answer(f))
+			return violation(EquivalentRequestsAgree, "%s: the same request with %s under a completed key was answered %s, not the key's stored response (%s)", name, shapeWords(kind), answer(e), answer(f))
 		}
 	}
 	return Finding{}

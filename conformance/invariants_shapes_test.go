@@ -42,7 +42,7 @@ func TestEquivalentRequestsAgree(t *testing.T) {
 	v := violated(t, second.w)
 	require.NotNil(t, v)
 	assert.Equal(t, conformance.EquivalentRequestsAgree, v.Invariant, "named before the second charge's consequences")
-	assert.Equal(t, "equivalent-requests-agree: order 1 intent 1: the same request with a trailing slash under a completed key was answered 201 ch_000002, not the first response (201 ch_000001)", v.Message)
+	assert.Equal(t, "equivalent-requests-agree: order 1 intent 1: the same request with a trailing slash under a completed key was answered 201 ch_000002, not the key's stored response (201 ch_000001)", v.Message)
 
 	refused := paidShapeFixture()
 	refused.probeAs("same body, fields in another order", 422, "")
@@ -80,4 +80,28 @@ func TestKeyScopedPerAccount(t *testing.T) {
 	v := violated(t, mixed.w)
 	require.NotNil(t, v)
 	assert.Equal(t, conformance.KeyScopedPerAccount, v.Invariant)
+}
+
+// A key the provider forgot (a retention too short: the
+// redis-ttl-seconds-as-ms mutant) charges again whatever the shape: the
+// shape probe's control request in the client's shape, sent just before,
+// shows it, and replay-consistent names it; the shape got the key's answer
+// as it stands and is no deviation of its own. Before the control, a
+// loaded kill-matrix run named this equivalent-requests-agree.
+func TestEquivalentRequestsAgreeLeavesAForgottenKeyToReplayConsistent(t *testing.T) {
+	f := paidShapeFixture()
+	f.probeAs("", 201, "ch_000002") // the control: charged anew
+	f.charge("ch_000002")
+	f.probeAs("same body, trailing slash", 201, "ch_000002") // the key's answer now
+	v := violated(t, f.w)
+	require.NotNil(t, v)
+	assert.Equal(t, conformance.ReplayConsistent, v.Invariant, v.Message)
+
+	g := paidShapeFixture()
+	g.probeAs("", 201, "ch_000001")                          // the control replays
+	g.probeAs("same body, trailing slash", 201, "ch_000002") // the shape charges anew
+	g.charge("ch_000002")
+	v = violated(t, g.w)
+	require.NotNil(t, v)
+	assert.Equal(t, conformance.EquivalentRequestsAgree, v.Invariant, v.Message)
 }

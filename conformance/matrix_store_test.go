@@ -1,6 +1,8 @@
 package conformance_test
 
 import (
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -80,5 +82,23 @@ func storeMatrix(t *testing.T) map[string][]kill {
 		// below the documented minimum, not reaching it.
 		judgeKills(t, m, storeSeeds, kills[m.Name], 0)
 	}
+	if t.Failed() {
+		// Last, so that a CI log's tail shows what each run ended on.
+		var b strings.Builder
+		for _, m := range ms {
+			fmt.Fprintf(&b, "\n  %s (documented: %s at %d steps):", m.Name, m.Invariant, m.MinSteps)
+			for i, k := range kills[m.Name] {
+				fmt.Fprintf(&b, " seed %s %s/%d;", storeSeeds[i], orNone(k.invariant), k.steps)
+			}
+		}
+		t.Logf("what the Redis store rows ended on:%s", b.String())
+	}
 	return kills
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(survived)"
+	}
+	return s
 }
