@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/idemcheck/idemcheck/conformance/check"
 	"github.com/idemcheck/idemcheck/models"
 	"pgregory.net/rapid"
 )
@@ -104,7 +105,7 @@ func (w *world) cardOf(a models.PaymentAttempt) string {
 // that shape, and its kind is the operation's Detail.
 func (w *world) send(actor string, order int64, card, keyHeader string, body models.ChargeRequest, kind string) {
 	sh, detail := shapeOf(kind, body), ""
-	if shapeKinds[kind] || kind == kindOtherAccount {
+	if check.IsShape(kind) || kind == kindOtherAccount {
 		detail = kind
 	}
 	id := w.hist.BeginOp(models.Operation{Actor: actor, Kind: models.OpProbe, OrderID: order, Card: card,

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemcheck/idemcheck/conformance/check"
 	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/sut/mutants"
@@ -111,9 +112,9 @@ func (m *machine) safety() []Invariant {
 	case !m.w.real || m.w.specJudged || m.w.loopback:
 		return m.judged(Safety())
 	case m.remoteJudged():
-		return m.judged(remoteSafety(Safety(), m.run.cfg.Remote.Profile().ErrorsStored))
+		return m.judged(check.RemoteSafety(Safety(), m.run.cfg.Remote.Profile().ErrorsStored))
 	}
-	return m.judged(withoutProviderOnly(Safety()))
+	return m.judged(check.WithoutProviderOnly(Safety()))
 }
 
 // remoteJudged reports whether this run is against a remote provider whose

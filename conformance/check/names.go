@@ -1,4 +1,4 @@
-package conformance
+package check
 
 import (
 	"fmt"
@@ -53,6 +53,12 @@ func (n *names) add(ref string) {
 	n.byRef[ref] = fmt.Sprintf("order %d intent %d", order, n.next[order])
 }
 
+// IntentName is how failure messages over w name the payment intent behind
+// merchant reference ref: "order 1 intent 2", numbered per order in the
+// order the client created them, then as unknown references first appear on
+// the wire; `reference "x"` for a reference that names no order.
+func IntentName(w World, ref string) string { return newNames(w).of(ref) }
+
 // of names the intent behind a merchant reference.
 func (n *names) of(ref string) string {
 	if s, ok := n.byRef[ref]; ok {
@@ -74,7 +80,7 @@ func orderOf(ref string) int64 {
 func postsOf(w World) []models.Exchange {
 	m := w.m()
 	if !m.done[1] {
-		m.posts, m.done[1] = posts(w.History), true
+		m.posts, m.done[1] = Posts(w.History), true
 	}
 	return m.posts
 }
@@ -88,13 +94,13 @@ func clientPostsOf(w World) []models.Exchange {
 	return m.clientPosts
 }
 
-// posts returns the create-charge exchanges of h in order, without the
+// Posts returns the create-charge exchanges of h in order, without the
 // probes of a request shape or of another account (probe_shapes.go): those
 // equivalent-requests-agree and key-scoped-per-account judge.
-func posts(h models.Snapshot) []models.Exchange {
+func Posts(h models.Snapshot) []models.Exchange {
 	var out []models.Exchange
 	for _, e := range h.Exchanges {
-		if e.IsPost() && probeDetail(h, e) == "" {
+		if e.IsPost() && ProbeKind(h, e) == "" {
 			out = append(out, e)
 		}
 	}
@@ -111,7 +117,7 @@ func clientPosts(h models.Snapshot) []models.Exchange {
 		}
 	}
 	var out []models.Exchange
-	for _, e := range posts(h) {
+	for _, e := range Posts(h) {
 		if !probe[e.OpID] {
 			out = append(out, e)
 		}

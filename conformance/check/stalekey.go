@@ -1,4 +1,4 @@
-package conformance
+package check
 
 import "time"
 
@@ -30,15 +30,9 @@ func checkNoStaleKey(w World) Finding {
 			continue
 		}
 		if age := e.SentAt.Sub(f); age > w.Retention {
-			return violation(NoStaleKey, "%s resent its key %v after its first send, past the %v retention window",
+			return Violation(NoStaleKey, "%s resent its key %v after its first send, past the %v retention window",
 				n.of(e.MerchantReference), age, w.Retention)
 		}
 	}
 	return Finding{}
-}
-
-// The plain words of a no-stale-key violation (explain.go), kept beside
-// the invariant.
-func init() {
-	plainWords[NoStaleKey] = "the client resent a key older than the provider's retention window (%s), which the provider may have forgotten, so the retry can charge again"
 }

@@ -1,4 +1,4 @@
-package conformance
+package check
 
 import (
 	"errors"
@@ -148,8 +148,10 @@ func (e *ViolationError) Error() string { return e.Message }
 // Unwrap makes errors.Is(err, ErrViolation) hold.
 func (e *ViolationError) Unwrap() error { return ErrViolation }
 
-// evaluate runs invs over w in order and returns the first violation, or nil.
-func evaluate(w World, invs []Invariant) *ViolationError {
+// Evaluate runs invs over the whole of w in order and returns the first
+// violation, or nil: the whole-history verdict (see Checker for the
+// incremental one).
+func Evaluate(w World, invs []Invariant) *ViolationError {
 	if w.memo == nil {
 		w.memo = &memo{}
 	}
@@ -161,9 +163,9 @@ func evaluate(w World, invs []Invariant) *ViolationError {
 	return nil
 }
 
-// violation is the Finding of invariant name: format filled with args, and
-// format with every verb shown as "…" as its category.
-func violation(name, format string, args ...any) Finding {
+// Violation is the Finding of invariant name: format filled with args
+// (fmt.Sprintf), and format with every verb shown as "…" as its category.
+func Violation(name, format string, args ...any) Finding {
 	return Finding{
 		Message:  name + ": " + fmt.Sprintf(format, args...),
 		Category: name + ": " + verb.ReplaceAllString(format, "…"),
@@ -177,8 +179,13 @@ var verb = regexp.MustCompile(`%[-+# 0-9.]*[a-zA-Z]`)
 // the harness, so such runs leave them out (see sut/wiremock).
 var providerOnly = map[string]bool{ReplayConsistent: true, MismatchRejected: true, EquivalentRequestsAgree: true, KeyScopedPerAccount: true}
 
-// withoutProviderOnly is invs without the provider-only invariants.
-func withoutProviderOnly(invs []Invariant) []Invariant {
+// ProviderOnly is the names of the provider-only invariants, sorted.
+func ProviderOnly() []string {
+	return []string{EquivalentRequestsAgree, KeyScopedPerAccount, MismatchRejected, ReplayConsistent}
+}
+
+// WithoutProviderOnly is invs without the provider-only invariants.
+func WithoutProviderOnly(invs []Invariant) []Invariant {
 	var out []Invariant
 	for _, inv := range invs {
 		if !providerOnly[inv.Name] {

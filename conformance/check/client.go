@@ -1,4 +1,4 @@
-package conformance
+package check
 
 import (
 	"github.com/google/uuid"
@@ -25,19 +25,19 @@ func checkOneKeyPerIntent(w World) Finding {
 			keysOf[e.MerchantReference] = append(ks, e.Key)
 		}
 		if first, ok := refsOf[e.Key]; ok && first != e.MerchantReference {
-			return violation(OneKeyPerIntent, "%s reused the key of %s", n.of(e.MerchantReference), n.of(first))
+			return Violation(OneKeyPerIntent, "%s reused the key of %s", n.of(e.MerchantReference), n.of(first))
 		}
 		refsOf[e.Key] = e.MerchantReference
 	}
 	for _, ref := range refs {
 		if k := len(keysOf[ref]); k > 1 {
-			return violation(OneKeyPerIntent, "%s sent %d distinct keys", n.of(ref), k)
+			return Violation(OneKeyPerIntent, "%s sent %d distinct keys", n.of(ref), k)
 		}
 	}
 	for _, a := range w.Attempts {
 		ks := keysOf[a.Reference()]
 		if len(ks) == 1 && ks[0] != a.IdempotencyKey {
-			return violation(OneKeyPerIntent, "%s sent a key other than the one stored for it", n.of(a.Reference()))
+			return Violation(OneKeyPerIntent, "%s sent a key other than the one stored for it", n.of(a.Reference()))
 		}
 	}
 	return Finding{}
@@ -59,14 +59,14 @@ func checkKeyFormat(w World) Finding {
 	n := newNames(w)
 	for _, e := range clientPostsOf(w) {
 		if !e.HasKey {
-			return violation(KeyFormat, "%s sent a POST without an Idempotency-Key", n.of(e.MerchantReference))
+			return Violation(KeyFormat, "%s sent a POST without an Idempotency-Key", n.of(e.MerchantReference))
 		}
 		key, quoted, ok := models.ParseKey(e.KeyHeader)
 		if !ok || !quoted {
-			return violation(KeyFormat, "%s sent the key unquoted or malformed, want a Structured Field String", n.of(e.MerchantReference))
+			return Violation(KeyFormat, "%s sent the key unquoted or malformed, want a Structured Field String", n.of(e.MerchantReference))
 		}
 		if _, err := uuid.Parse(key); err != nil || len(key) != 36 {
-			return violation(KeyFormat, "%s sent a key that is not a UUID", n.of(e.MerchantReference))
+			return Violation(KeyFormat, "%s sent a key that is not a UUID", n.of(e.MerchantReference))
 		}
 	}
 	return Finding{}
@@ -86,12 +86,12 @@ func checkNoUnsafeRetry(w World) Finding {
 	for _, e := range clientPostsOf(w) {
 		ci := callIntent{e.OpID, e.MerchantReference}
 		if status, ok := refused[ci]; ok && e.OpID != 0 {
-			return violation(NoUnsafeRetry, "%s was resent after a %d, which is never retried", n.of(e.MerchantReference), status)
+			return Violation(NoUnsafeRetry, "%s was resent after a %d, which is never retried", n.of(e.MerchantReference), status)
 		}
 		if !e.HasKey {
 			keyless[ci]++
 			if keyless[ci] > 1 && e.OpID != 0 {
-				return violation(NoUnsafeRetry, "%s was retried without an Idempotency-Key", n.of(e.MerchantReference))
+				return Violation(NoUnsafeRetry, "%s was retried without an Idempotency-Key", n.of(e.MerchantReference))
 			}
 		}
 		if e.Done && (e.Status == 400 || e.Status == 422) {
@@ -128,11 +128,11 @@ func checkConflictNeverFinal(w World) Finding {
 		unknown := firstUnknown(exs)
 		switch {
 		case unknown != nil && op.Result != "PaymentPending" && !anyStatus(exs, 200, 201, 402):
-			return violation(ConflictNeverFinal, "%s: checkout answered %s after the outcome was unknown (%s)", name, op.Result, sawStatus(*unknown))
+			return Violation(ConflictNeverFinal, "%s: checkout answered %s after the outcome was unknown (%s)", name, op.Result, sawStatus(*unknown))
 		case op.Result == "Paid" && !anyStatus(exs, 200, 201):
-			return violation(ConflictNeverFinal, "%s: checkout answered Paid without a 2xx from the provider (last %s)", name, sawStatus(last))
+			return Violation(ConflictNeverFinal, "%s: checkout answered Paid without a 2xx from the provider (last %s)", name, sawStatus(last))
 		case op.Result == "Declined" && !anyStatus(exs, 402):
-			return violation(ConflictNeverFinal, "%s: checkout answered Declined without a 402 from the provider (last %s)", name, sawStatus(last))
+			return Violation(ConflictNeverFinal, "%s: checkout answered Declined without a 402 from the provider (last %s)", name, sawStatus(last))
 		}
 	}
 	seen402 := map[string]bool{}
@@ -147,17 +147,17 @@ func checkConflictNeverFinal(w World) Finding {
 		case models.AttemptOpen:
 			open[a.OrderID]++
 			if open[a.OrderID] > 1 {
-				return violation(ConflictNeverFinal, "order %d has two open intents at once", a.OrderID)
+				return Violation(ConflictNeverFinal, "order %d has two open intents at once", a.OrderID)
 			}
 		case models.AttemptDeclined:
 			if !seen402[a.Reference()] {
-				return violation(ConflictNeverFinal, "%s was marked Declined without a 402 from the provider", n.of(a.Reference()))
+				return Violation(ConflictNeverFinal, "%s was marked Declined without a 402 from the provider", n.of(a.Reference()))
 			}
 		}
 	}
 	for _, o := range w.Orders {
 		if open[o.ID] > 0 && o.Status != models.OrderPaymentPending {
-			return violation(ConflictNeverFinal, "order %d is %s while an intent is still open", o.ID, o.Status)
+			return Violation(ConflictNeverFinal, "order %d is %s while an intent is still open", o.ID, o.Status)
 		}
 	}
 	return Finding{}
