@@ -43,19 +43,19 @@ func checkKeyScopedPerAccount(w World) Finding {
 			}
 			continue
 		}
-		name := n.of(e.MerchantReference)
+		ref := e.MerchantReference // named only in a violation
 		switch {
 		case refusedStoreDown(e):
 		case ofA[e.Key+" "+e.ProviderBodyDigest] && !anonymousDecline(e) && !refusal(e), e.ProviderChargeID != "" && (ofA[e.Key+" "+e.ProviderChargeID] || aCharges[e.ProviderChargeID]):
-			return Violation(KeyScopedPerAccount, "%s: another account sending this intent's key was answered %s, the first account's stored response", name, answer(e))
+			return Violation(KeyScopedPerAccount, "%s: another account sending this intent's key was answered %s, the first account's stored response", n.of(ref), answer(e))
 		case (e.ProviderStatus == 409 || e.ProviderStatus == 422) && !bSeen[e.Key]:
-			return Violation(KeyScopedPerAccount, "%s: another account sending this intent's key for the first time was refused with %d: one account's key blocked another's", name, e.ProviderStatus)
+			return Violation(KeyScopedPerAccount, "%s: another account sending this intent's key for the first time was refused with %d: one account's key blocked another's", n.of(ref), e.ProviderStatus)
 		case e.ProviderChargeID != "" && e.ProviderStatus >= 200 && e.ProviderStatus < 300:
 			if !bCharges[e.ProviderChargeID] {
-				return Violation(KeyScopedPerAccount, "%s: another account was answered %s, a charge its own ledger does not hold", name, answer(e))
+				return Violation(KeyScopedPerAccount, "%s: another account was answered %s, a charge its own ledger does not hold", n.of(ref), answer(e))
 			}
 			if k, ok := bKeys[e.ProviderChargeID]; ok && k != e.Key {
-				return Violation(KeyScopedPerAccount, "%s: another account was answered %s under two keys", name, answer(e))
+				return Violation(KeyScopedPerAccount, "%s: another account was answered %s under two keys", n.of(ref), answer(e))
 			}
 			bKeys[e.ProviderChargeID] = e.Key
 		}

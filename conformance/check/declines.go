@@ -15,17 +15,7 @@ func checkDeclinesRunOnce(w World) Finding {
 	if w.Declines < 0 || w.Killable {
 		return Finding{}
 	}
-	allowed := 0
-	for _, v := range replaySpec(w) {
-		x, e := v.expect, v.ex
-		switch {
-		case e.ProviderStatus != 402:
-		case x.Kind == models.ExpectProcess || x.Kind == models.ExpectMissingKey:
-			allowed++
-		case x.Kind == models.ExpectMismatch && !x.Matches(e.ProviderStatus, e.ProviderBodyDigest):
-			allowed++ // another body processed under a key: mismatch-rejected names it
-		}
-	}
+	allowed := declinesAllowed(replaySpec(w))
 	for _, e := range postsOf(w) {
 		if e.Forwarded && !e.ProviderDone {
 			allowed++ // may have declined, unrecorded yet
@@ -39,6 +29,28 @@ func checkDeclinesRunOnce(w World) Finding {
 			allowed++
 		}
 	}
+	return declinesFinding(w, allowed)
+}
+
+// declinesAllowed is how many of verdicts vs may have processed a decline:
+// a 402 under a free key or without one.
+func declinesAllowed(vs []specVerdict) int {
+	allowed := 0
+	for _, v := range vs {
+		x, e := v.expect, v.ex
+		switch {
+		case e.ProviderStatus != 402:
+		case x.Kind == models.ExpectProcess || x.Kind == models.ExpectMissingKey:
+			allowed++
+		case x.Kind == models.ExpectMismatch && !x.Matches(e.ProviderStatus, e.ProviderBodyDigest):
+			allowed++ // another body processed under a key: mismatch-rejected names it
+		}
+	}
+	return allowed
+}
+
+// declinesFinding judges the provider's declines against allowed.
+func declinesFinding(w World, allowed int) Finding {
 	if w.Declines > allowed {
 		return Violation(ReplayConsistent, "the provider processed %d declines but answered only %d requests 402 under a free key: a stored decline was run again", w.Declines, allowed)
 	}

@@ -45,8 +45,8 @@ type specVerdict struct {
 // every completed POST, what the specification allowed.
 func replaySpec(w World) []specVerdict {
 	m := w.m()
-	if !m.done[3] {
-		m.verdicts, m.done[3] = runSpec(w), true
+	if !m.done[2] {
+		m.verdicts, m.done[2] = runSpec(w), true
 	}
 	return m.verdicts
 }
@@ -90,43 +90,54 @@ func runSpec(w World) []specVerdict {
 // status and body (same charge id); a key in flight answers 409 (draft §2.6;
 // seed article 004, "Response content'i de kaydet").
 func checkReplayConsistent(w World) Finding {
+	if f := replayVerdicts(w, replaySpec(w)); !f.Holds() {
+		return f
+	}
+	return checkDeclinesRunOnce(w)
+}
+
+// replayVerdicts is replay-consistent's answer half over verdicts vs.
+func replayVerdicts(w World, vs []specVerdict) Finding {
 	n := newNames(w)
-	for _, v := range replaySpec(w) {
+	for _, v := range vs {
 		e, x := v.ex, v.expect
-		name := n.of(e.MerchantReference)
+		ref := e.MerchantReference // named only in a violation
 		if refusedStoreDown(e) {
 			continue
 		}
 		switch x.Kind {
 		case models.ExpectReplay:
 			if !x.Matches(e.ProviderStatus, e.ProviderBodyDigest) {
-				return Violation(ReplayConsistent, "%s: a retry of a completed key was answered %s, not the first response (%s)", name, answer(e), v.first)
+				return Violation(ReplayConsistent, "%s: a retry of a completed key was answered %s, not the first response (%s)", n.of(ref), answer(e), v.first)
 			}
 			if d := v.firstHeaders.ReplayDiffers(e.ProviderHeaders); d != "" {
-				return Violation(ReplayConsistent, "%s: the replay of %s changed a header of the first response (%s)", name, v.first, d)
+				return Violation(ReplayConsistent, "%s: the replay of %s changed a header of the first response (%s)", n.of(ref), v.first, d)
 			}
 		case models.ExpectConflict:
 			if !x.Matches(e.ProviderStatus, e.ProviderBodyDigest) {
-				return Violation(ReplayConsistent, "%s: a retry while the key was in flight was answered %s, not 409", name, answer(e))
+				return Violation(ReplayConsistent, "%s: a retry while the key was in flight was answered %s, not 409", n.of(ref), answer(e))
 			}
 		case models.ExpectMismatch:
 			if x.InFlight && !x.Matches(e.ProviderStatus, e.ProviderBodyDigest) {
-				return Violation(ReplayConsistent, "%s: another body under the key while it was in flight was answered %s, not 409 or 422", name, answer(e))
+				return Violation(ReplayConsistent, "%s: another body under the key while it was in flight was answered %s, not 409 or 422", n.of(ref), answer(e))
 			}
 		case models.ExpectProcess:
 			if e.ProviderStatus == 409 {
-				return Violation(ReplayConsistent, "%s: a key no request was processing was answered 409", name)
+				return Violation(ReplayConsistent, "%s: a key no request was processing was answered 409", n.of(ref))
 			}
 		}
 	}
-	return checkDeclinesRunOnce(w)
+	return Finding{}
 }
 
 // checkMismatchRejected: the same key with another body is refused with
 // 422 and creates nothing (draft §2.6; PROVIDER_API.md).
-func checkMismatchRejected(w World) Finding {
+func checkMismatchRejected(w World) Finding { return mismatchVerdicts(w, replaySpec(w)) }
+
+// mismatchVerdicts is mismatch-rejected over verdicts vs.
+func mismatchVerdicts(w World, vs []specVerdict) Finding {
 	n := newNames(w)
-	for _, v := range replaySpec(w) {
+	for _, v := range vs {
 		if v.expect.Kind == models.ExpectMismatch && !refusedStoreDown(v.ex) && !v.expect.Matches(v.ex.ProviderStatus, v.ex.ProviderBodyDigest) {
 			return Violation(MismatchRejected, "%s: a request reusing a key with another body was answered %s, not 422", n.of(v.ex.MerchantReference), answer(v.ex))
 		}

@@ -25,9 +25,9 @@ func RemoteSafety(invs []Invariant, errorsStored bool) []Invariant {
 	for i, inv := range out {
 		switch inv.Name {
 		case ReplayConsistent:
-			out[i].Check = func(w World) Finding { return checkRemoteReplay(w, errorsStored) }
+			out[i].Check, out[i].step = func(w World) Finding { return checkRemoteReplay(w, errorsStored) }, nil
 		case MismatchRejected:
-			out[i].Check = func(w World) Finding { return checkRemoteMismatch(w, errorsStored) }
+			out[i].Check, out[i].step = func(w World) Finding { return checkRemoteMismatch(w, errorsStored) }, nil
 		}
 	}
 	return out

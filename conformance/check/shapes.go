@@ -29,13 +29,13 @@ func checkEquivalentRequests(w World) Finding {
 		if !seen || f.Fingerprint != e.Fingerprint || refusedStoreDown(e) {
 			continue // nothing completed under the key yet, or not the same content
 		}
-		name := n.of(e.MerchantReference)
+		ref := e.MerchantReference // named only in a violation
 		switch {
 		case e.ProviderStatus == 422:
-			return Violation(EquivalentRequestsAgree, "%s: the same request with %s was refused with 422 as another body (the first answer was %s)", name, shapeWords(kind), answer(f))
+			return Violation(EquivalentRequestsAgree, "%s: the same request with %s was refused with 422 as another body (the first answer was %s)", n.of(ref), shapeWords(kind), answer(f))
 		case e.ProviderStatus >= 200 && e.ProviderStatus < 300 && e.ProviderBodyDigest != f.ProviderBodyDigest,
 			e.ProviderStatus == 402 && e.ProviderBodyDigest != f.ProviderBodyDigest:
-			return Violation(EquivalentRequestsAgree, "%s: the same request with %s under a completed key was answered %s, not the first response (%s)", name, shapeWords(kind), answer(e), answer(f))
+			return Violation(EquivalentRequestsAgree, "%s: the same request with %s under a completed key was answered %s, not the first response (%s)", n.of(ref), shapeWords(kind), answer(e), answer(f))
 		}
 	}
 	return Finding{}

@@ -1,6 +1,10 @@
 package check
 
-import "time"
+import (
+	"time"
+
+	"github.com/idemcheck/idemcheck/models"
+)
 
 // NoStaleKey names the invariant that the client never sends a key the
 // provider may have forgotten.
@@ -15,12 +19,17 @@ const NoStaleKey = "no-stale-key"
 // it (client.Config.StaleKeyMargin, 1 h) and reconciles first. Probes are
 // the harness's own requests and are not judged.
 func checkNoStaleKey(w World) Finding {
+	return noStaleKeyOf(w, clientPostsOf(w), map[string]time.Time{})
+}
+
+// noStaleKeyOf is no-stale-key over the client's creates exs, after those
+// whose first sends first holds.
+func noStaleKeyOf(w World, exs []models.Exchange, first map[string]time.Time) Finding {
 	if w.Retention <= 0 {
 		return Finding{}
 	}
 	n := newNames(w)
-	first := map[string]time.Time{}
-	for _, e := range clientPostsOf(w) {
+	for _, e := range exs {
 		if !e.HasKey || e.Key == "" {
 			continue
 		}
