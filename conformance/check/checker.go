@@ -49,7 +49,7 @@ type Checker struct {
 	rcAt, mrAt int
 	declines   int // verdicts that may have processed a decline (checkDeclinesRunOnce)
 
-	fullReplays int // times the replay started over (tests read it)
+	fullReplays int // times the replay started over (Replays)
 }
 
 // replay is the incremental form of runSpec.
@@ -128,6 +128,11 @@ func (c *Checker) Step(w World) *ViolationError {
 	return nil
 }
 
+// Replays is how many times the Checker replayed the whole history since
+// its first step, because a World did not extend the previous one (see
+// Checker): 0 on a sequence judged step by step throughout.
+func (c *Checker) Replays() int { return c.fullReplays }
+
 // memo is what the whole-history invariants share, from the Checker's
 // indices: no probe lookups, no replay.
 func (c *Checker) memo(w World) *memo {
@@ -148,7 +153,11 @@ func (c *Checker) memo(w World) *memo {
 func (c *Checker) advance(w World) (rebuilt bool) {
 	exs := w.History.Exchanges
 	if len(exs) < c.seen || c.r.killable != w.Killable || c.r.retention != w.Retention {
+		first := c.seen == 0 && c.r.expects == nil
 		c.reset(w)
+		if !first {
+			c.fullReplays++
+		}
 		rebuilt = true
 	}
 	for i := c.seen; i < len(exs); i++ {
@@ -170,6 +179,7 @@ func (c *Checker) advance(w World) (rebuilt bool) {
 	c.seen = len(exs)
 	if !c.r.step(w) || !c.r.abandonsHold(w) {
 		c.reset(w)
+		c.fullReplays++
 		c.r.step(w) // from the start: every event is after lastSeq 0
 		rebuilt = true
 	}
@@ -178,7 +188,7 @@ func (c *Checker) advance(w World) (rebuilt bool) {
 
 // reset forgets everything and indexes w's history from the start.
 func (c *Checker) reset(w World) {
-	invs, n := c.invs, c.fullReplays+1
+	invs, n := c.invs, c.fullReplays
 	*c = Checker{invs: invs, fullReplays: n}
 	c.r = replay{killable: w.Killable, retention: w.Retention}
 	c.indexAll(w)

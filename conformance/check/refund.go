@@ -99,14 +99,15 @@ func checkBooksWithRefunds(w World) Finding {
 // flight ends with it.
 func checkKeyScopedPerEndpoint(w World) Finding {
 	exs := w.History.Exchanges
-	for _, e := range exs {
-		if !e.IsRefund() || !e.HasKey || !e.ProviderDone {
-			continue
+	for i := range exs {
+		if e := &exs[i]; !e.IsRefund() || !e.HasKey || !e.ProviderDone {
+			continue // by pointer: most exchanges are creates, and an Exchange is large
 		}
+		e := exs[i]
 		var charges []models.Exchange
-		for _, c := range exs {
-			if c.IsPost() && c.Key == e.Key && c.Forwarded && c.ArrivalSeq < e.ArrivalSeq {
-				charges = append(charges, c)
+		for j := range exs {
+			if c := &exs[j]; c.IsPost() && c.Key == e.Key && c.Forwarded && c.ArrivalSeq < e.ArrivalSeq {
+				charges = append(charges, *c)
 			}
 		}
 		if len(charges) == 0 {
