@@ -79,7 +79,7 @@ func agreeRun(t *testing.T, mutant, seed string, checks int) (lines []string, fa
 // agreeMutants are the in-memory mutants whose counterexamples the
 // agreement test replays: one or more per invariant the Checker judges
 // incrementally (key-format, one-key-per-intent, replay-consistent with
-// its headers and declines halves, mismatch-rejected; stale-key-resend
+// its declines half, mismatch-rejected; stale-key-resend
 // takes ~10 s to find, so no-stale-key's steps are judged on the
 // reference's and these runs' histories), and one
 // judged whole (409-never-final).
