@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/idemcheck/idemcheck/conformance/check"
 	"github.com/idemcheck/idemcheck/models"
 	"github.com/idemcheck/idemcheck/reports"
 )
@@ -17,7 +18,7 @@ import (
 // pair is in the history.
 func comparisonOf(w World, v *ViolationError) *reports.Comparison {
 	var done []models.Exchange
-	for _, e := range posts(w.History) {
+	for _, e := range check.Posts(w.History) {
 		if e.HasKey && e.ProviderDone {
 			done = append(done, e)
 		}
@@ -57,12 +58,12 @@ func keyComparison(w World) *reports.Comparison {
 		stored[a.Reference()] = a
 	}
 	first := map[string]models.Exchange{}
-	for _, e := range posts(w.History) {
+	for _, e := range check.Posts(w.History) {
 		if !e.HasKey || e.MerchantReference == "" {
 			continue
 		}
 		if a, ok := stored[e.MerchantReference]; ok && a.IdempotencyKey != e.Key {
-			return &reports.Comparison{Title: "stored key and sent key", Left: "stored for " + newNames(w).of(a.Reference()),
+			return &reports.Comparison{Title: "stored key and sent key", Left: "stored for " + check.IntentName(w, a.Reference()),
 				Right: "sent (exchange " + strconv.Itoa(e.ID) + ")",
 				Rows:  []reports.ComparisonRow{{Field: "Idempotency-Key", Left: a.IdempotencyKey, Right: e.Key, Differs: true}}}
 		}

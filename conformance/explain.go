@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/idemcheck/idemcheck/models"
 	"github.com/idemcheck/idemcheck/reports"
 )
 
@@ -13,17 +14,20 @@ import (
 // or the books; %s is the violation's particulars (the message without the
 // invariant's name).
 var plainWords = map[string]string{
-	KeyFormat:               "the client sent a charge the provider cannot deduplicate (%s), so a retry of it can charge again",
-	OneKeyPerIntent:         "the client did not keep one Idempotency-Key per payment (%s), so the provider cannot tell a retry from a new payment",
-	NoUnsafeRetry:           "the client resent a request it must never retry (%s), which repeats a refused or unprotected charge",
-	ConflictNeverFinal:      "the client took an unknown outcome for a final one (%s), so the shopper was told something the provider had not decided",
-	ReplayConsistent:        "the provider did not answer a retry with its first response (%s), so a shopper whose response was lost can be charged again or told another outcome",
-	MismatchRejected:        "the provider accepted a reused key with another body (%s) instead of refusing it, so a client bug goes unnoticed",
-	AtMostOneChargePerOrder: "the provider holds more than one charge for one order (%s): the shopper paid more than once",
-	BooksBalance:            "the client's books and the provider's charges disagree (%s)",
-	ReconciliationConverges: "after the faults healed and reconciliation ran, the client still disagrees with the provider (%s)",
-	EquivalentRequestsAgree: "the provider took one request, sent in another shape under its key, for a new one (%s), so a client or proxy that adds a slash or reorders fields charges again or is refused",
-	KeyScopedPerAccount:     "the provider let one account's key reach another account (%s): a merchant can see another's payment or be blocked by it",
+	KeyFormat:                "the client sent a charge the provider cannot deduplicate (%s), so a retry of it can charge again",
+	OneKeyPerIntent:          "the client did not keep one Idempotency-Key per payment (%s), so the provider cannot tell a retry from a new payment",
+	NoUnsafeRetry:            "the client resent a request it must never retry (%s), which repeats a refused or unprotected charge",
+	ConflictNeverFinal:       "the client took an unknown outcome for a final one (%s), so the shopper was told something the provider had not decided",
+	ReplayConsistent:         "the provider did not answer a retry with its first response (%s), so a shopper whose response was lost can be charged again or told another outcome",
+	MismatchRejected:         "the provider accepted a reused key with another body (%s) instead of refusing it, so a client bug goes unnoticed",
+	AtMostOneChargePerOrder:  "the provider holds more than one charge for one order (%s): the shopper paid more than once",
+	BooksBalance:             "the client's books and the provider's charges disagree (%s)",
+	ReconciliationConverges:  "after the faults healed and reconciliation ran, the client still disagrees with the provider (%s)",
+	EquivalentRequestsAgree:  "the provider took one request, sent in another shape under its key, for a new one (%s), so a client or proxy that adds a slash or reorders fields charges again or is refused",
+	KeyScopedPerAccount:      "the provider let one account's key reach another account (%s): a merchant can see another's payment or be blocked by it",
+	NoStaleKey:               "the client resent a key older than the provider's retention window (%s), which the provider may have forgotten, so the retry can charge again",
+	KeyScopedPerEndpoint:     "the provider let a key of one endpoint reach another (%s), so a refund can be blocked, or answered with a charge",
+	AtMostOneRefundPerIntent: "the merchant's refund was made more than once, or made while the client recorded it as not made (%s): money went back twice or the books miss a refund",
 }
 
 // explain is the one-sentence, plain-words explanation of f at the top of
@@ -56,7 +60,7 @@ func explain(f reports.Failure) string {
 func mostCharged(f reports.Failure) (order int64, n int) {
 	per := map[int64]int{}
 	for _, c := range f.Charges {
-		if o := orderOf(c.MerchantReference); o >= 0 && c.Status == "succeeded" {
+		if o, _, ok := models.ParseReference(c.MerchantReference); ok && c.Status == "succeeded" {
 			per[o]++
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/checkout"
+	"github.com/idemcheck/idemcheck/conformance/check"
 	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/models"
 	"github.com/idemcheck/idemcheck/sut/client"
@@ -29,8 +30,10 @@ var cardLabels = []string{"visa", "mastercard", "declined"}
 // provider under test wired through the fault layer, on the run's clock
 // (virtual for the embedded provider, real plus an offset otherwise).
 type world struct {
-	cfg   Config
-	clock faults.Clock
+	cfg Config
+	// checker judges the sequence's steps incrementally (stepVerdict).
+	checker *check.Checker
+	clock   faults.Clock
 	// real is true when time is real (WireMock): a goroutine's own wait is
 	// then a scaled real pause, and provider-only invariants are left out
 	// unless specJudged or loopback.

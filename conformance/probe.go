@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/idemcheck/idemcheck/conformance/check"
 	"github.com/idemcheck/idemcheck/models"
 	"pgregory.net/rapid"
 )
@@ -71,10 +72,10 @@ func (m *machine) probe(t *rapid.T) {
 	case "another currency":
 		body.Currency = otherCurrency(body.Currency)
 	}
-	if shapeKinds[kind] {
+	if check.IsShape(kind) {
 		// The control: the very request first, so that a key the provider
 		// no longer holds is told apart from one it holds but misreads in
-		// another shape (invariants_shapes.go).
+		// another shape (check/shapes.go).
 		m.w.send("probe", a.OrderID, card, header, body, "same body")
 	}
 	m.w.send("probe", a.OrderID, card, header, body, kind)
@@ -110,7 +111,7 @@ func (w *world) cardOf(a models.PaymentAttempt) string {
 // that shape, and its kind is the operation's Detail.
 func (w *world) send(actor string, order int64, card, keyHeader string, body models.ChargeRequest, kind string) {
 	sh, detail := shapeOf(kind, body), ""
-	if shapeKinds[kind] || kind == kindOtherAccount {
+	if check.IsShape(kind) || kind == kindOtherAccount {
 		detail = kind
 	}
 	id := w.hist.BeginOp(models.Operation{Actor: actor, Kind: models.OpProbe, OrderID: order, Card: card,

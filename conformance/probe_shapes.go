@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/idemcheck/idemcheck/conformance/check"
 	"github.com/idemcheck/idemcheck/models"
 )
 
@@ -15,15 +16,12 @@ import (
 // payload's content). The header-name case is left to the certification:
 // in process there is no wire to carry a header name as it was written.
 const (
-	shapeTrailingSlash = "same body, trailing slash"
-	shapeQuery         = "same body, unrelated query parameter"
-	shapeReordered     = "same body, fields in another order"
-	shapeWhitespace    = "same body, other whitespace"
-	kindOtherAccount   = "same body, another account"
+	shapeTrailingSlash = check.ProbeTrailingSlash
+	shapeQuery         = check.ProbeQuery
+	shapeReordered     = check.ProbeReordered
+	shapeWhitespace    = check.ProbeWhitespace
+	kindOtherAccount   = check.ProbeOtherAccount
 )
-
-// shapeKinds are the probe kinds equivalent-requests-agree judges.
-var shapeKinds = map[string]bool{shapeTrailingSlash: true, shapeQuery: true, shapeReordered: true, shapeWhitespace: true}
 
 // merchantB is the second merchant's credential in process: the property's
 // client is merchant A (its own Authorization, or none), and a probe of
@@ -113,17 +111,5 @@ func (w *world) probeKindsFor() []string {
 // asOtherAccount reports whether exchange e was sent by a probe as
 // merchant B; probe shapes are recorded as their operation's Detail.
 func asOtherAccount(h models.Snapshot, e models.Exchange) bool {
-	return probeDetail(h, e) == kindOtherAccount
-}
-
-// probeDetail is the Detail of e's operation when it is a probe.
-func probeDetail(h models.Snapshot, e models.Exchange) string {
-	if e.OpID < 1 || e.OpID > len(h.Ops) {
-		return ""
-	}
-	op := h.Ops[e.OpID-1]
-	if op.Kind != models.OpProbe {
-		return ""
-	}
-	return op.Detail
+	return check.ProbeKind(h, e) == kindOtherAccount
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemcheck/idemcheck/conformance/check"
 	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/sut/mutants"
@@ -95,9 +96,10 @@ func (m *machine) stepWith(action, args string, fs []faults.Fault) {
 	m.w.hist.BeginStep(action, args, m.w.clock.Now())
 }
 
-// check runs the safety invariants after a step.
+// check runs the safety invariants after a step, judging only what the
+// step added (check.Checker; stepVerdict).
 func (m *machine) check(*rapid.T) {
-	m.evaluate(m.safety())
+	m.evaluateBy(m.safety(), m.stepVerdict)
 }
 
 // safety is the safety invariants this run judges: all of them in
@@ -111,9 +113,9 @@ func (m *machine) safety() []Invariant {
 	case !m.w.real || m.w.specJudged || m.w.loopback:
 		return m.judged(Safety())
 	case m.remoteJudged():
-		return m.judged(remoteSafety(Safety(), m.run.cfg.Remote.Profile().ErrorsStored))
+		return m.judged(check.RemoteSafety(Safety(), m.run.cfg.Remote.Profile().ErrorsStored))
 	}
-	return m.judged(withoutProviderOnly(Safety()))
+	return m.judged(check.WithoutProviderOnly(Safety()))
 }
 
 // remoteJudged reports whether this run is against a remote provider whose
@@ -127,9 +129,13 @@ func (m *machine) remoteJudged() bool {
 	return ok
 }
 
-// evaluate runs invs and keeps the first violation, with the world that
-// showed it, for conclude.
-func (m *machine) evaluate(invs []Invariant) {
+// evaluate runs invs over the whole history (check.Evaluate: the final
+// verdict) and keeps the first violation, with the world that showed it,
+// for conclude.
+func (m *machine) evaluate(invs []Invariant) { m.evaluateBy(invs, evaluate) }
+
+// evaluateBy is evaluate with judge as the verdict over the world.
+func (m *machine) evaluateBy(invs []Invariant, judge func(World, []Invariant) *ViolationError) {
 	if m.failed != nil || m.known != nil || m.broken != nil {
 		return
 	}
@@ -144,7 +150,7 @@ func (m *machine) evaluate(invs []Invariant) {
 	}
 	if v := m.w.contractViolation(); v != nil {
 		m.fail(w, v)
-	} else if v := evaluate(w, invs); v != nil {
+	} else if v := judge(w, invs); v != nil {
 		m.fail(w, v)
 	}
 }

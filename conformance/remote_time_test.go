@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemcheck/idemcheck/checkout"
+	"github.com/idemcheck/idemcheck/conformance/check"
 	"github.com/idemcheck/idemcheck/models"
 	"github.com/idemcheck/idemcheck/sut/client"
 	"github.com/idemcheck/idemcheck/sut/provider"
@@ -54,5 +55,5 @@ func TestRemoteTimeWaitsForTheProvider(t *testing.T) {
 		"the provider charged the attempt %s after the client gave up; reconciliation must find the charge, not abandon the attempt", processing)
 	snap, err := w.snapshot()
 	require.NoError(t, err)
-	require.Nil(t, Evaluate(snap, withoutProviderOnly(Safety())))
+	require.Nil(t, Evaluate(snap, check.WithoutProviderOnly(Safety())))
 }

@@ -10,8 +10,8 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/idemcheck/idemcheck/conformance/check"
 	"github.com/idemcheck/idemcheck/faults"
-	"github.com/idemcheck/idemcheck/models"
 	"github.com/idemcheck/idemcheck/reports"
 )
 
@@ -117,7 +117,7 @@ func (s *Stats) judging(cfg Config) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for name := range providerOnly {
+	for _, name := range check.ProviderOnly() {
 		if why != "" {
 			s.notJudged[name] = why
 		} else {
@@ -166,7 +166,7 @@ func (s *Stats) sequence(m *machine) {
 			return // the check fails on it as broken; nothing to count
 		}
 	}
-	cov := coverage(w)
+	cov := check.Coverage(w)
 	inj := m.w.faults.Injected()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -230,59 +230,6 @@ var subjectOf = map[string]string{
 	NoStaleKey:               "keys resent by the client",
 	KeyScopedPerEndpoint:     "requests to /v1/refunds",
 	AtMostOneRefundPerIntent: "refund intents",
-}
-
-// coverage counts, at the end of one sequence, the subjects of each invariant.
-func coverage(w World) map[string]int {
-	c := map[string]int{}
-	refs := map[string]bool{}
-	for _, e := range posts(w.History) {
-		c[NoUnsafeRetry]++
-		if e.HasKey {
-			c[KeyFormat]++
-		}
-		if e.MerchantReference != "" {
-			refs[e.MerchantReference] = true
-		}
-		if e.Unknown() {
-			c[ConflictNeverFinal]++
-		}
-	}
-	c[OneKeyPerIntent] = len(refs)
-	orders := map[int64]bool{} // orders on the wire: a client without a view has no w.Orders
-	for ref := range refs {
-		orders[orderOf(ref)] = true
-	}
-	c[AtMostOneChargePerOrder] = max(len(w.Orders), len(orders))
-	c[BooksBalance] = len(w.Charges)
-	for _, v := range replaySpec(w) {
-		switch v.expect.Kind {
-		case models.ExpectReplay, models.ExpectConflict:
-			c[ReplayConsistent]++
-		case models.ExpectMismatch:
-			c[MismatchRejected]++
-		}
-	}
-	for _, a := range w.Attempts {
-		if a.Status == models.AttemptAbandoned || !a.LastCheckedAt.IsZero() {
-			c[ReconciliationConverges]++
-		}
-	}
-	countProbeShapes(w, c)
-	sent := map[string]bool{}
-	for _, e := range clientPostsOf(w) {
-		if e.HasKey && sent[e.Key] {
-			c[NoStaleKey]++
-		}
-		sent[e.Key] = true
-	}
-	for _, e := range w.History.Exchanges {
-		if e.IsRefund() {
-			c[KeyScopedPerEndpoint]++
-		}
-	}
-	c[AtMostOneRefundPerIntent] = len(w.RefundIntents)
-	return c
 }
 
 // Summary is the per-invariant report printed at the end of a run.

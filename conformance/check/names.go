@@ -1,4 +1,4 @@
-package conformance
+package check
 
 import (
 	"fmt"
@@ -10,34 +10,37 @@ import (
 // use — "order 1 intent 2" — instead of keys or UUIDs, which differ between
 // runs. Intents are numbered per order in the order the client created
 // them, then in the order unknown references first appear on the wire.
+// The names are built from the whole World on the first call of of, which
+// only a violation makes: a check that holds costs nothing here.
 type names struct {
+	w     World
+	built bool
 	byRef map[string]string
 	next  map[int64]int
 }
 
 func newNames(w World) *names {
 	m := w.m()
-	if m.done[0] {
-		return m.names
+	if m.names == nil {
+		m.names = &names{w: w}
 	}
-	m.names, m.done[0] = buildNames(w), true
 	return m.names
 }
 
-func buildNames(w World) *names {
-	n := &names{byRef: map[string]string{}, next: map[int64]int{}}
-	for _, a := range w.Attempts {
+func (n *names) build() {
+	n.built = true
+	n.byRef, n.next = map[string]string{}, map[int64]int{}
+	for _, a := range n.w.Attempts {
 		n.add(a.Reference())
 	}
-	for _, e := range w.History.Exchanges {
+	for _, e := range n.w.History.Exchanges {
 		if e.MerchantReference != "" {
 			n.add(e.MerchantReference)
 		}
 	}
-	for _, c := range w.Charges {
+	for _, c := range n.w.Charges {
 		n.add(c.MerchantReference)
 	}
-	return n
 }
 
 func (n *names) add(ref string) {
@@ -53,8 +56,17 @@ func (n *names) add(ref string) {
 	n.byRef[ref] = fmt.Sprintf("order %d intent %d", order, n.next[order])
 }
 
+// IntentName is how failure messages over w name the payment intent behind
+// merchant reference ref: "order 1 intent 2", numbered per order in the
+// order the client created them, then as unknown references first appear on
+// the wire; `reference "x"` for a reference that names no order.
+func IntentName(w World, ref string) string { return newNames(w).of(ref) }
+
 // of names the intent behind a merchant reference.
 func (n *names) of(ref string) string {
+	if !n.built {
+		n.build()
+	}
 	if s, ok := n.byRef[ref]; ok {
 		return s
 	}
@@ -73,8 +85,8 @@ func orderOf(ref string) int64 {
 // postsOf returns the create-charge exchanges of w's history, in order.
 func postsOf(w World) []models.Exchange {
 	m := w.m()
-	if !m.done[1] {
-		m.posts, m.done[1] = posts(w.History), true
+	if !m.done[0] {
+		m.posts, m.done[0] = Posts(w.History), true
 	}
 	return m.posts
 }
@@ -82,19 +94,19 @@ func postsOf(w World) []models.Exchange {
 // clientPostsOf returns the create-charge exchanges the client sent.
 func clientPostsOf(w World) []models.Exchange {
 	m := w.m()
-	if !m.done[2] {
-		m.clientPosts, m.done[2] = clientPosts(w.History), true
+	if !m.done[1] {
+		m.clientPosts, m.done[1] = clientPosts(w.History), true
 	}
 	return m.clientPosts
 }
 
-// posts returns the create-charge exchanges of h in order, without the
+// Posts returns the create-charge exchanges of h in order, without the
 // probes of a request shape or of another account (probe_shapes.go): those
 // equivalent-requests-agree and key-scoped-per-account judge.
-func posts(h models.Snapshot) []models.Exchange {
+func Posts(h models.Snapshot) []models.Exchange {
 	var out []models.Exchange
 	for _, e := range h.Exchanges {
-		if e.IsPost() && probeDetail(h, e) == "" {
+		if e.IsPost() && ProbeKind(h, e) == "" {
 			out = append(out, e)
 		}
 	}
@@ -111,7 +123,7 @@ func clientPosts(h models.Snapshot) []models.Exchange {
 		}
 	}
 	var out []models.Exchange
-	for _, e := range posts(h) {
+	for _, e := range Posts(h) {
 		if !probe[e.OpID] {
 			out = append(out, e)
 		}

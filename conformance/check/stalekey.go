@@ -1,6 +1,10 @@
-package conformance
+package check
 
-import "time"
+import (
+	"time"
+
+	"github.com/idemcheck/idemcheck/models"
+)
 
 // NoStaleKey names the invariant that the client never sends a key the
 // provider may have forgotten.
@@ -15,12 +19,17 @@ const NoStaleKey = "no-stale-key"
 // it (client.Config.StaleKeyMargin, 1 h) and reconciles first. Probes are
 // the harness's own requests and are not judged.
 func checkNoStaleKey(w World) Finding {
+	return noStaleKeyOf(w, clientPostsOf(w), map[string]time.Time{})
+}
+
+// noStaleKeyOf is no-stale-key over the client's creates exs, after those
+// whose first sends first holds.
+func noStaleKeyOf(w World, exs []models.Exchange, first map[string]time.Time) Finding {
 	if w.Retention <= 0 {
 		return Finding{}
 	}
 	n := newNames(w)
-	first := map[string]time.Time{}
-	for _, e := range clientPostsOf(w) {
+	for _, e := range exs {
 		if !e.HasKey || e.Key == "" {
 			continue
 		}
@@ -30,15 +39,9 @@ func checkNoStaleKey(w World) Finding {
 			continue
 		}
 		if age := e.SentAt.Sub(f); age > w.Retention {
-			return violation(NoStaleKey, "%s resent its key %v after its first send, past the %v retention window",
+			return Violation(NoStaleKey, "%s resent its key %v after its first send, past the %v retention window",
 				n.of(e.MerchantReference), age, w.Retention)
 		}
 	}
 	return Finding{}
-}
-
-// The plain words of a no-stale-key violation (explain.go), kept beside
-// the invariant.
-func init() {
-	plainWords[NoStaleKey] = "the client resent a key older than the provider's retention window (%s), which the provider may have forgotten, so the retry can charge again"
 }

@@ -1,25 +1,6 @@
-package conformance
+package check
 
 import "github.com/idemcheck/idemcheck/models"
-
-// decliner is a backend that counts the declines its provider processed:
-// a side effect that a replayed decline must not have.
-type decliner interface {
-	// Declines is the number of declines processed, or -1 when not known.
-	Declines() int
-}
-
-// Declines is the embedded provider's count of processed declines, -1
-// over a Store (provider.Provider.Declines).
-func (e *embedded) Declines() int { return e.prov.Declines() }
-
-// declinesOf is the provider's count of processed declines, or -1.
-func declinesOf(b backend) int {
-	if d, ok := b.(decliner); ok {
-		return d.Declines()
-	}
-	return -1
-}
 
 // checkDeclinesRunOnce is replay-consistent's side-effect half: when the
 // provider's declines are stored (the reference profile says so), a
@@ -34,17 +15,7 @@ func checkDeclinesRunOnce(w World) Finding {
 	if w.Declines < 0 || w.Killable {
 		return Finding{}
 	}
-	allowed := 0
-	for _, v := range replaySpec(w) {
-		x, e := v.expect, v.ex
-		switch {
-		case e.ProviderStatus != 402:
-		case x.Kind == models.ExpectProcess || x.Kind == models.ExpectMissingKey:
-			allowed++
-		case x.Kind == models.ExpectMismatch && !x.Matches(e.ProviderStatus, e.ProviderBodyDigest):
-			allowed++ // another body processed under a key: mismatch-rejected names it
-		}
-	}
+	allowed := declinesAllowed(replaySpec(w))
 	for _, e := range postsOf(w) {
 		if e.Forwarded && !e.ProviderDone {
 			allowed++ // may have declined, unrecorded yet
@@ -54,12 +25,34 @@ func checkDeclinesRunOnce(w World) Finding {
 		// The second merchant's probes (probe_shapes.go) are outside
 		// postsOf; its key space is its own, so a declined card under a
 		// key of merchant A is a fresh decline of merchant B.
-		if e.IsPost() && probeDetail(w.History, e) == kindOtherAccount && (e.ProviderStatus == 402 || e.Forwarded && !e.ProviderDone) {
+		if e.IsPost() && ProbeKind(w.History, e) == ProbeOtherAccount && (e.ProviderStatus == 402 || e.Forwarded && !e.ProviderDone) {
 			allowed++
 		}
 	}
+	return declinesFinding(w, allowed)
+}
+
+// declinesAllowed is how many of verdicts vs may have processed a decline:
+// a 402 under a free key or without one.
+func declinesAllowed(vs []specVerdict) int {
+	allowed := 0
+	for _, v := range vs {
+		x, e := v.expect, v.ex
+		switch {
+		case e.ProviderStatus != 402:
+		case x.Kind == models.ExpectProcess || x.Kind == models.ExpectMissingKey:
+			allowed++
+		case x.Kind == models.ExpectMismatch && !x.Matches(e.ProviderStatus, e.ProviderBodyDigest):
+			allowed++ // another body processed under a key: mismatch-rejected names it
+		}
+	}
+	return allowed
+}
+
+// declinesFinding judges the provider's declines against allowed.
+func declinesFinding(w World, allowed int) Finding {
 	if w.Declines > allowed {
-		return violation(ReplayConsistent, "the provider processed %d declines but answered only %d requests 402 under a free key: a stored decline was run again", w.Declines, allowed)
+		return Violation(ReplayConsistent, "the provider processed %d declines but answered only %d requests 402 under a free key: a stored decline was run again", w.Declines, allowed)
 	}
 	return Finding{}
 }
@@ -74,7 +67,7 @@ func refusalFormat(v specVerdict, n *names) Finding {
 		return Finding{}
 	}
 	if !e.ProviderHeaders.IsProblem() {
-		return violation(MismatchRejected, "%s: a request reusing a key with another body was refused %d as %q, not as problem details (%s)", n.of(e.MerchantReference), e.ProviderStatus, e.ProviderHeaders.ContentType, models.ProblemContentType)
+		return Violation(MismatchRejected, "%s: a request reusing a key with another body was refused %d as %q, not as problem details (%s)", n.of(e.MerchantReference), e.ProviderStatus, e.ProviderHeaders.ContentType, models.ProblemContentType)
 	}
 	return Finding{}
 }

@@ -1,4 +1,4 @@
-package conformance_test
+package check_test
 
 import (
 	"testing"
@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/idemcheck/idemcheck/conformance"
+	"github.com/idemcheck/idemcheck/conformance/check"
 	"github.com/idemcheck/idemcheck/models"
 )
 
@@ -41,14 +41,14 @@ func TestEquivalentRequestsAgree(t *testing.T) {
 	second.charge("ch_000002")
 	v := violated(t, second.w)
 	require.NotNil(t, v)
-	assert.Equal(t, conformance.EquivalentRequestsAgree, v.Invariant, "named before the second charge's consequences")
+	assert.Equal(t, check.EquivalentRequestsAgree, v.Invariant, "named before the second charge's consequences")
 	assert.Equal(t, "equivalent-requests-agree: order 1 intent 1: the same request with a trailing slash under a completed key was answered 201 ch_000002, not the key's stored response (201 ch_000001)", v.Message)
 
 	refused := paidShapeFixture()
 	refused.probeAs("same body, fields in another order", 422, "")
 	v = violated(t, refused.w)
 	require.NotNil(t, v)
-	assert.Equal(t, conformance.EquivalentRequestsAgree, v.Invariant)
+	assert.Equal(t, check.EquivalentRequestsAgree, v.Invariant)
 	assert.Contains(t, v.Message, "refused with 422 as another body")
 }
 
@@ -70,7 +70,7 @@ func TestKeyScopedPerAccount(t *testing.T) {
 		g.probeAs("same body, another account", c.status, c.charge)
 		v := violated(t, g.w)
 		require.NotNil(t, v, name)
-		assert.Equal(t, conformance.KeyScopedPerAccount, v.Invariant, name)
+		assert.Equal(t, check.KeyScopedPerAccount, v.Invariant, name)
 		assert.Contains(t, v.Message, c.want, name)
 	}
 
@@ -79,7 +79,7 @@ func TestKeyScopedPerAccount(t *testing.T) {
 	mixed.charge("ch_000002") // in merchant A's ledger
 	v := violated(t, mixed.w)
 	require.NotNil(t, v)
-	assert.Equal(t, conformance.KeyScopedPerAccount, v.Invariant)
+	assert.Equal(t, check.KeyScopedPerAccount, v.Invariant)
 }
 
 // A key the provider forgot (a retention too short: the
@@ -95,7 +95,7 @@ func TestEquivalentRequestsAgreeLeavesAForgottenKeyToReplayConsistent(t *testing
 	f.probeAs("same body, trailing slash", 201, "ch_000002") // the key's answer now
 	v := violated(t, f.w)
 	require.NotNil(t, v)
-	assert.Equal(t, conformance.ReplayConsistent, v.Invariant, v.Message)
+	assert.Equal(t, check.ReplayConsistent, v.Invariant, v.Message)
 
 	g := paidShapeFixture()
 	g.probeAs("", 201, "ch_000001")                          // the control replays
@@ -103,5 +103,5 @@ func TestEquivalentRequestsAgreeLeavesAForgottenKeyToReplayConsistent(t *testing
 	g.charge("ch_000002")
 	v = violated(t, g.w)
 	require.NotNil(t, v)
-	assert.Equal(t, conformance.EquivalentRequestsAgree, v.Invariant, v.Message)
+	assert.Equal(t, check.EquivalentRequestsAgree, v.Invariant, v.Message)
 }

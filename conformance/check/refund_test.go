@@ -1,4 +1,4 @@
-package conformance_test
+package check_test
 
 import (
 	"testing"
@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/idemcheck/idemcheck/conformance"
+	"github.com/idemcheck/idemcheck/conformance/check"
 	"github.com/idemcheck/idemcheck/models"
 )
 
@@ -33,8 +33,8 @@ func paidFixture(st models.RefundStatus, refunds ...int64) *fixture {
 	return f
 }
 
-func evaluate(w conformance.World) *conformance.ViolationError {
-	return conformance.Evaluate(w, conformance.Safety())
+func evaluate(w check.World) *check.ViolationError {
+	return check.Evaluate(w, check.Safety())
 }
 
 func TestAtMostOneRefundPerIntent(t *testing.T) {
@@ -43,12 +43,12 @@ func TestAtMostOneRefundPerIntent(t *testing.T) {
 
 	v := evaluate(paidFixture(models.RefundSucceeded, 20000, 20000).w)
 	require.NotNil(t, v)
-	assert.Equal(t, conformance.AtMostOneRefundPerIntent, v.Invariant)
+	assert.Equal(t, check.AtMostOneRefundPerIntent, v.Invariant)
 	assert.Equal(t, "at-most-one-refund-per-intent: the provider holds 2 refunds (re_000001, re_000002) for refund 1 of order 1", v.Message)
 
 	v = evaluate(paidFixture(models.RefundRefused, 20000).w)
 	require.NotNil(t, v)
-	assert.Equal(t, conformance.AtMostOneRefundPerIntent, v.Invariant)
+	assert.Equal(t, check.AtMostOneRefundPerIntent, v.Invariant)
 
 	unjudged := paidFixture(models.RefundRefused, 20000)
 	unjudged.w.RefundsJudged = false
@@ -66,7 +66,7 @@ func TestBooksBalance_NeverMoreRefundedThanCharged(t *testing.T) {
 	f.w.RefundIntents[0].ProviderRefundID = "re_000009"
 	v = evaluate(f.w)
 	require.NotNil(t, v)
-	assert.Equal(t, conformance.BooksBalance, v.Invariant)
+	assert.Equal(t, check.BooksBalance, v.Invariant)
 }
 
 // refundProbe appends the probe's POST /v1/refunds under the charge's key,
@@ -114,13 +114,13 @@ func TestKeyScopedPerEndpoint_OwnRefundInFlight(t *testing.T) {
 		conflict := models.BodyDigest([]byte(`{"status":409}`))
 		f.post(f.att.IdempotencyKey, 409, "", 409, "").ProviderBodyDigest = conflict
 		refundProbe(f, 409, "", conflict)
-		var scoped []conformance.Invariant
-		for _, inv := range conformance.Safety() {
-			if inv.Name == conformance.KeyScopedPerEndpoint {
+		var scoped []check.Invariant
+		for _, inv := range check.Safety() {
+			if inv.Name == check.KeyScopedPerEndpoint {
 				scoped = append(scoped, inv)
 			}
 		}
-		v := conformance.Evaluate(f.w, scoped)
+		v := check.Evaluate(f.w, scoped)
 		require.NotNil(t, v)
 		assert.Contains(t, v.Message, "answered 409 though the charge had finished")
 	})

@@ -1,4 +1,4 @@
-package conformance
+package check
 
 import "github.com/idemcheck/idemcheck/models"
 
@@ -23,10 +23,10 @@ func checkEquivalentRequests(w World) Finding {
 		if !e.IsPost() || !e.HasKey || !e.ProviderDone || asOtherAccount(w.History, e) {
 			continue
 		}
-		kind := probeDetail(w.History, e)
+		kind := ProbeKind(w.History, e)
 		at := e.Key + "\x00" + e.Fingerprint
 		f, seen := last[at]
-		if !shapeKinds[kind] {
+		if !IsShape(kind) {
 			if e.ProviderStatus != 409 && e.ProviderStatus < 500 && !refusedStoreDown(e) {
 				last[at] = e
 			}
@@ -35,13 +35,13 @@ func checkEquivalentRequests(w World) Finding {
 		if !seen || refusedStoreDown(e) {
 			continue // nothing completed for this content under the key yet
 		}
-		name := n.of(e.MerchantReference)
+		ref := e.MerchantReference // named only in a violation
 		switch {
 		case e.ProviderStatus == 422:
-			return violation(EquivalentRequestsAgree, "%s: the same request with %s was refused with 422 as another body (the key's answer just before was %s)", name, shapeWords(kind), answer(f))
+			return Violation(EquivalentRequestsAgree, "%s: the same request with %s was refused with 422 as another body (the key's answer just before was %s)", n.of(ref), shapeWords(kind), answer(f))
 		case e.ProviderStatus >= 200 && e.ProviderStatus < 300 && e.ProviderBodyDigest != f.ProviderBodyDigest,
 			e.ProviderStatus == 402 && e.ProviderBodyDigest != f.ProviderBodyDigest:
-			return violation(EquivalentRequestsAgree, "%s: the same request with %s under a completed key was answered %s, not the key's stored response (%s)", name, shapeWords(kind), answer(e), answer(f))
+			return Violation(EquivalentRequestsAgree, "%s: the same request with %s under a completed key was answered %s, not the key's stored response (%s)", n.of(ref), shapeWords(kind), answer(e), answer(f))
 		}
 	}
 	return Finding{}
@@ -50,31 +50,14 @@ func checkEquivalentRequests(w World) Finding {
 // shapeWords names a probe shape inside a message: "a trailing slash".
 func shapeWords(kind string) string {
 	switch kind {
-	case shapeTrailingSlash:
+	case ProbeTrailingSlash:
 		return "a trailing slash"
-	case shapeQuery:
+	case ProbeQuery:
 		return "an unrelated query parameter"
-	case shapeReordered:
+	case ProbeReordered:
 		return "its fields in another order"
-	case shapeWhitespace:
+	case ProbeWhitespace:
 		return "other whitespace"
 	}
 	return kind
-}
-
-// countProbeShapes adds to c, for the summary, the probes of another shape
-// (equivalent-requests-agree) and of another account
-// (key-scoped-per-account) that reached the provider.
-func countProbeShapes(w World, c map[string]int) {
-	for _, e := range w.History.Exchanges {
-		if !e.IsPost() || !e.ProviderDone {
-			continue
-		}
-		switch kind := probeDetail(w.History, e); {
-		case shapeKinds[kind]:
-			c[EquivalentRequestsAgree]++
-		case kind == kindOtherAccount:
-			c[KeyScopedPerAccount]++
-		}
-	}
 }

@@ -1,4 +1,4 @@
-package conformance_test
+package check_test
 
 import (
 	"testing"
@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/idemcheck/idemcheck/conformance"
+	"github.com/idemcheck/idemcheck/conformance/check"
 	"github.com/idemcheck/idemcheck/models"
 )
 
@@ -47,7 +47,7 @@ func TestReplayConsistent_DeclineRunAgainBySideEffect(t *testing.T) {
 	f.w.Declines = 2
 	v := violated(t, f.w)
 	require.NotNil(t, v)
-	assert.Equal(t, conformance.ReplayConsistent, v.Invariant)
+	assert.Equal(t, check.ReplayConsistent, v.Invariant)
 	assert.Contains(t, v.Message, "processed 2 declines but answered only 1 requests 402 under a free key")
 }
 
@@ -85,6 +85,6 @@ func TestKeyScopedPerAccount_OwnConflictIsNotAs(t *testing.T) {
 	f.probeAs("same body, another account", 409, "")
 	v := violated(t, f.w)
 	if v != nil {
-		assert.NotEqual(t, conformance.KeyScopedPerAccount, v.Invariant, v.Message)
+		assert.NotEqual(t, check.KeyScopedPerAccount, v.Invariant, v.Message)
 	}
 }

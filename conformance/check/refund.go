@@ -1,4 +1,4 @@
-package conformance
+package check
 
 import (
 	"strings"
@@ -45,9 +45,9 @@ func checkAtMostOneRefund(w World) Finding {
 		ids := held[r.Reference()]
 		switch {
 		case len(ids) > 1:
-			return violation(AtMostOneRefundPerIntent, "the provider holds %d refunds (%s) for %s", len(ids), strings.Join(ids, ", "), refundName(w, r.Reference()))
+			return Violation(AtMostOneRefundPerIntent, "the provider holds %d refunds (%s) for %s", len(ids), strings.Join(ids, ", "), refundName(w, r.Reference()))
 		case len(ids) == 1 && (r.Status == models.RefundRefused || r.Status == models.RefundAbandoned):
-			return violation(AtMostOneRefundPerIntent, "the provider holds %s for %s, which the client marked %s", ids[0], refundName(w, r.Reference()), r.Status)
+			return Violation(AtMostOneRefundPerIntent, "the provider holds %s for %s, which the client marked %s", ids[0], refundName(w, r.Reference()), r.Status)
 		}
 	}
 	return Finding{}
@@ -69,7 +69,7 @@ func checkBooksWithRefunds(w World) Finding {
 	}
 	for _, c := range w.Charges {
 		if refunded[c.ID] > c.Amount {
-			return violation(BooksBalance, "the provider refunded %d from %s, which charged %d", refunded[c.ID], c.ID, c.Amount)
+			return Violation(BooksBalance, "the provider refunded %d from %s, which charged %d", refunded[c.ID], c.ID, c.Amount)
 		}
 	}
 	for _, r := range w.RefundIntents {
@@ -79,9 +79,9 @@ func checkBooksWithRefunds(w World) Finding {
 		re, ok := byID[r.ProviderRefundID]
 		switch {
 		case !ok || re.MerchantReference != r.Reference():
-			return violation(BooksBalance, "%s is Succeeded with %q, which the provider does not hold for it", refundName(w, r.Reference()), r.ProviderRefundID)
+			return Violation(BooksBalance, "%s is Succeeded with %q, which the provider does not hold for it", refundName(w, r.Reference()), r.ProviderRefundID)
 		case re.Amount != r.Amount:
-			return violation(BooksBalance, "%s: the provider refunded %d, the intent was %d", refundName(w, r.Reference()), re.Amount, r.Amount)
+			return Violation(BooksBalance, "%s: the provider refunded %d, the intent was %d", refundName(w, r.Reference()), re.Amount, r.Amount)
 		}
 	}
 	return Finding{}
@@ -99,14 +99,15 @@ func checkBooksWithRefunds(w World) Finding {
 // flight ends with it.
 func checkKeyScopedPerEndpoint(w World) Finding {
 	exs := w.History.Exchanges
-	for _, e := range exs {
-		if !e.IsRefund() || !e.HasKey || !e.ProviderDone {
-			continue
+	for i := range exs {
+		if e := &exs[i]; !e.IsRefund() || !e.HasKey || !e.ProviderDone {
+			continue // by pointer: most exchanges are creates, and an Exchange is large
 		}
+		e := exs[i]
 		var charges []models.Exchange
-		for _, c := range exs {
-			if c.IsPost() && c.Key == e.Key && c.Forwarded && c.ArrivalSeq < e.ArrivalSeq {
-				charges = append(charges, c)
+		for j := range exs {
+			if c := &exs[j]; c.IsPost() && c.Key == e.Key && c.Forwarded && c.ArrivalSeq < e.ArrivalSeq {
+				charges = append(charges, *c)
 			}
 		}
 		if len(charges) == 0 {
@@ -120,14 +121,14 @@ func checkKeyScopedPerEndpoint(w World) Finding {
 			// The charge's stored response: what it answered once processed
 			// (a 409 of the charges endpoint is no stored response).
 			if c.ProviderDone && c.ProviderStatus != 409 && c.ProviderStatus == e.ProviderStatus && c.ProviderBodyDigest == e.ProviderBodyDigest {
-				return violation(KeyScopedPerEndpoint, "a refund under the key of %s was answered with that charge's stored response (%d)", chargeName(c), e.ProviderStatus)
+				return Violation(KeyScopedPerEndpoint, "a refund under the key of %s was answered with that charge's stored response (%d)", chargeName(c), e.ProviderStatus)
 			}
 		}
 		switch {
 		case strings.HasPrefix(e.ProviderChargeID, "ch_"):
-			return violation(KeyScopedPerEndpoint, "a refund under the key of %s was answered with charge %s", chargeName(charges[0]), e.ProviderChargeID)
+			return Violation(KeyScopedPerEndpoint, "a refund under the key of %s was answered with charge %s", chargeName(charges[0]), e.ProviderChargeID)
 		case e.ProviderStatus == 409 && finished:
-			return violation(KeyScopedPerEndpoint, "a refund under the key of %s was answered 409 though the charge had finished: the key blocks the refunds endpoint", chargeName(charges[0]))
+			return Violation(KeyScopedPerEndpoint, "a refund under the key of %s was answered 409 though the charge had finished: the key blocks the refunds endpoint", chargeName(charges[0]))
 		}
 	}
 	return Finding{}
@@ -159,14 +160,8 @@ func checkConvergesWithRefunds(w World) Finding {
 	}
 	for _, r := range w.RefundIntents {
 		if r.Status == models.RefundOpen {
-			return violation(ReconciliationConverges, "%s is still Open after reconciliation", refundName(w, r.Reference()))
+			return Violation(ReconciliationConverges, "%s is still Open after reconciliation", refundName(w, r.Reference()))
 		}
 	}
 	return Finding{}
-}
-
-// The refund invariants' plain words (explain.go).
-func init() {
-	plainWords[KeyScopedPerEndpoint] = "the provider let a key of one endpoint reach another (%s), so a refund can be blocked, or answered with a charge"
-	plainWords[AtMostOneRefundPerIntent] = "the merchant's refund was made more than once, or made while the client recorded it as not made (%s): money went back twice or the books miss a refund"
 }

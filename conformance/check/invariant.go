@@ -1,4 +1,4 @@
-package conformance
+package check
 
 import (
 	"errors"
@@ -64,7 +64,7 @@ type memo struct {
 	posts, clientPosts []models.Exchange
 	names              *names
 	verdicts           []specVerdict
-	done               [4]bool
+	done               [3]bool // posts, clientPosts, verdicts
 }
 
 func (w World) m() *memo {
@@ -99,6 +99,11 @@ type Invariant struct {
 	// Doc says what the invariant promises, in one sentence.
 	Doc   string
 	Check func(w World) Finding
+
+	// step, when set, is Check in the Checker's incremental form: the
+	// same first violation, judged over what the last step added. A copy
+	// whose Check was replaced is judged by its Check (NewChecker).
+	step func(c *Checker, w World) Finding
 }
 
 // Safety lists the safety invariants in the order they are checked; the
@@ -108,15 +113,15 @@ type Invariant struct {
 // charges; books that do not balance).
 func Safety() []Invariant {
 	return []Invariant{
-		{Name: KeyFormat, Doc: "every create carries the key, as a Structured Field String holding a UUID", Check: checkKeyFormat},
-		{Name: OneKeyPerIntent, Doc: "every POST for one payment intent carries the same Idempotency-Key, two intents never share one, and the key survives a crash", Check: checkOneKeyPerIntent},
+		{Name: KeyFormat, Doc: "every create carries the key, as a Structured Field String holding a UUID", Check: checkKeyFormat, step: (*Checker).stepKeyFormat},
+		{Name: OneKeyPerIntent, Doc: "every POST for one payment intent carries the same Idempotency-Key, two intents never share one, and the key survives a crash", Check: checkOneKeyPerIntent, step: (*Checker).stepOneKeyPerIntent},
 		{Name: NoUnsafeRetry, Doc: "a POST without a key is never retried; 400 and 422 are never retried", Check: checkNoUnsafeRetry},
-		{Name: NoStaleKey, Doc: "no POST carries a key first sent longer ago than the provider's retention window", Check: checkNoStaleKey},
+		{Name: NoStaleKey, Doc: "no POST carries a key first sent longer ago than the provider's retention window", Check: checkNoStaleKey, step: (*Checker).stepNoStaleKey},
 		{Name: ConflictNeverFinal, Doc: "a 409, timeout or 5xx is an unknown outcome: the attempt stays open and the order PaymentPending", Check: checkConflictNeverFinal},
 		{Name: EquivalentRequestsAgree, Doc: "one request sent in another shape under its key (trailing slash, unrelated query parameter, fields in another order, other whitespace) gets the first answer or a refusal, never a second charge nor a 422", Check: checkEquivalentRequests},
 		{Name: KeyScopedPerAccount, Doc: "a key one account used never gives another account its stored response, never blocks it (409/422), and each account's charges are its own", Check: checkKeyScopedPerAccount},
-		{Name: ReplayConsistent, Doc: "a completed key answers with the first response's status and body; a key in flight answers 409", Check: checkReplayConsistent},
-		{Name: MismatchRejected, Doc: "the same key with another body is refused with 422 and creates nothing", Check: checkMismatchRejected},
+		{Name: ReplayConsistent, Doc: "a completed key answers with the first response's status and body; a key in flight answers 409", Check: checkReplayConsistent, step: (*Checker).stepReplayConsistent},
+		{Name: MismatchRejected, Doc: "the same key with another body is refused with 422 and creates nothing", Check: checkMismatchRejected, step: (*Checker).stepMismatchRejected},
 		{Name: KeyScopedPerEndpoint, Doc: "a charge's key sent to /v1/refunds is refused or kept apart: never the charge's stored response, never 409 once the charge finished", Check: checkKeyScopedPerEndpoint},
 		{Name: AtMostOneChargePerOrder, Doc: "the provider never holds two successful charges for one order", Check: checkAtMostOneCharge},
 		{Name: AtMostOneRefundPerIntent, Doc: "the provider holds at most one refund per refund intent, and none for an intent the client settled as not refunded", Check: checkAtMostOneRefund},
@@ -148,8 +153,10 @@ func (e *ViolationError) Error() string { return e.Message }
 // Unwrap makes errors.Is(err, ErrViolation) hold.
 func (e *ViolationError) Unwrap() error { return ErrViolation }
 
-// evaluate runs invs over w in order and returns the first violation, or nil.
-func evaluate(w World, invs []Invariant) *ViolationError {
+// Evaluate runs invs over the whole of w in order and returns the first
+// violation, or nil: the whole-history verdict (see Checker for the
+// incremental one).
+func Evaluate(w World, invs []Invariant) *ViolationError {
 	if w.memo == nil {
 		w.memo = &memo{}
 	}
@@ -161,9 +168,9 @@ func evaluate(w World, invs []Invariant) *ViolationError {
 	return nil
 }
 
-// violation is the Finding of invariant name: format filled with args, and
-// format with every verb shown as "…" as its category.
-func violation(name, format string, args ...any) Finding {
+// Violation is the Finding of invariant name: format filled with args
+// (fmt.Sprintf), and format with every verb shown as "…" as its category.
+func Violation(name, format string, args ...any) Finding {
 	return Finding{
 		Message:  name + ": " + fmt.Sprintf(format, args...),
 		Category: name + ": " + verb.ReplaceAllString(format, "…"),
@@ -177,8 +184,13 @@ var verb = regexp.MustCompile(`%[-+# 0-9.]*[a-zA-Z]`)
 // the harness, so such runs leave them out (see sut/wiremock).
 var providerOnly = map[string]bool{ReplayConsistent: true, MismatchRejected: true, EquivalentRequestsAgree: true, KeyScopedPerAccount: true}
 
-// withoutProviderOnly is invs without the provider-only invariants.
-func withoutProviderOnly(invs []Invariant) []Invariant {
+// ProviderOnly is the names of the provider-only invariants, sorted.
+func ProviderOnly() []string {
+	return []string{EquivalentRequestsAgree, KeyScopedPerAccount, MismatchRejected, ReplayConsistent}
+}
+
+// WithoutProviderOnly is invs without the provider-only invariants.
+func WithoutProviderOnly(invs []Invariant) []Invariant {
 	var out []Invariant
 	for _, inv := range invs {
 		if !providerOnly[inv.Name] {

@@ -1,4 +1,4 @@
-package conformance
+package check
 
 import (
 	"sort"
@@ -9,7 +9,7 @@ import (
 // checkKeyScopedPerAccount: a key is scoped per account (draft-ietf-
 // httpapi-idempotency-key-header §5: the cache key is a composite of the
 // client's key and client-specific attributes). Merchant B sending a key
-// merchant A used (the probe of kind kindOtherAccount) never receives A's
+// merchant A used (the probe of kind ProbeOtherAccount) never receives A's
 // stored response (its body or one of A's charges), is never blocked by it
 // (409 or 422 on B's first use of the key), and a charge made for B is
 // B's alone: in B's ledger, not A's, at most one per B key, and every
@@ -43,19 +43,19 @@ func checkKeyScopedPerAccount(w World) Finding {
 			}
 			continue
 		}
-		name := n.of(e.MerchantReference)
+		ref := e.MerchantReference // named only in a violation
 		switch {
 		case refusedStoreDown(e):
 		case ofA[e.Key+" "+e.ProviderBodyDigest] && !anonymousDecline(e) && !refusal(e), e.ProviderChargeID != "" && (ofA[e.Key+" "+e.ProviderChargeID] || aCharges[e.ProviderChargeID]):
-			return violation(KeyScopedPerAccount, "%s: another account sending this intent's key was answered %s, the first account's stored response", name, answer(e))
+			return Violation(KeyScopedPerAccount, "%s: another account sending this intent's key was answered %s, the first account's stored response", n.of(ref), answer(e))
 		case (e.ProviderStatus == 409 || e.ProviderStatus == 422) && !bSeen[e.Key]:
-			return violation(KeyScopedPerAccount, "%s: another account sending this intent's key for the first time was refused with %d: one account's key blocked another's", name, e.ProviderStatus)
+			return Violation(KeyScopedPerAccount, "%s: another account sending this intent's key for the first time was refused with %d: one account's key blocked another's", n.of(ref), e.ProviderStatus)
 		case e.ProviderChargeID != "" && e.ProviderStatus >= 200 && e.ProviderStatus < 300:
 			if !bCharges[e.ProviderChargeID] {
-				return violation(KeyScopedPerAccount, "%s: another account was answered %s, a charge its own ledger does not hold", name, answer(e))
+				return Violation(KeyScopedPerAccount, "%s: another account was answered %s, a charge its own ledger does not hold", n.of(ref), answer(e))
 			}
 			if k, ok := bKeys[e.ProviderChargeID]; ok && k != e.Key {
-				return violation(KeyScopedPerAccount, "%s: another account was answered %s under two keys", name, answer(e))
+				return Violation(KeyScopedPerAccount, "%s: another account was answered %s under two keys", n.of(ref), answer(e))
 			}
 			bKeys[e.ProviderChargeID] = e.Key
 		}
@@ -73,21 +73,13 @@ func checkKeyScopedPerAccount(w World) Finding {
 			continue
 		}
 		if !ok {
-			return violation(KeyScopedPerAccount, "the second account's ledger holds %s, which no answer to it named", id)
+			return Violation(KeyScopedPerAccount, "the second account's ledger holds %s, which no answer to it named", id)
 		}
 		if perKey[k]++; perKey[k] > 1 {
-			return violation(KeyScopedPerAccount, "the second account's ledger holds %d charges for one of its keys", perKey[k])
+			return Violation(KeyScopedPerAccount, "the second account's ledger holds %d charges for one of its keys", perKey[k])
 		}
 	}
 	return Finding{}
-}
-
-// otherAccountCharges is merchant B's ledger when the backend keeps one.
-func otherAccountCharges(b backend) ([]models.Charge, error) {
-	if a, ok := b.(accounts); ok {
-		return a.OtherCharges()
-	}
-	return nil, nil
 }
 
 // anonymousDecline reports whether e's answer is a decline that names no

@@ -1,4 +1,4 @@
-package conformance
+package check
 
 import (
 	"github.com/google/uuid"
@@ -9,35 +9,47 @@ import (
 // carries one key; no key serves two intents; the stored key is the one on
 // the wire. Seed article 000, "Key Ödeme Niyeti Başına Bir Kez Üretilir".
 func checkOneKeyPerIntent(w World) Finding {
+	return oneKeyOf(w, clientPostsOf(w), map[string][]string{}, map[string]string{}, map[string]int{})
+}
+
+// oneKeyOf is one-key-per-intent over the client's creates exs, after
+// those keysOf (reference → distinct keys, first-seen order), refsOf (key →
+// first reference) and refIndex (reference → first-seen rank) already hold:
+// the first violation a whole pass would meet, given that the creates
+// before exs held.
+func oneKeyOf(w World, exs []models.Exchange, keysOf map[string][]string, refsOf map[string]string, refIndex map[string]int) Finding {
 	n := newNames(w)
-	keysOf := map[string][]string{} // reference → distinct keys, first-seen order
-	refsOf := map[string]string{}   // key → first reference
-	var refs []string
-	for _, e := range clientPostsOf(w) {
+	var touched []string
+	for _, e := range exs {
 		if !e.HasKey || e.MerchantReference == "" {
 			continue
 		}
 		ks, seen := keysOf[e.MerchantReference]
 		if !seen {
-			refs = append(refs, e.MerchantReference)
+			refIndex[e.MerchantReference] = len(refIndex)
 		}
 		if !contains(ks, e.Key) {
 			keysOf[e.MerchantReference] = append(ks, e.Key)
+			touched = append(touched, e.MerchantReference)
 		}
 		if first, ok := refsOf[e.Key]; ok && first != e.MerchantReference {
-			return violation(OneKeyPerIntent, "%s reused the key of %s", n.of(e.MerchantReference), n.of(first))
+			return Violation(OneKeyPerIntent, "%s reused the key of %s", n.of(e.MerchantReference), n.of(first))
 		}
 		refsOf[e.Key] = e.MerchantReference
 	}
-	for _, ref := range refs {
-		if k := len(keysOf[ref]); k > 1 {
-			return violation(OneKeyPerIntent, "%s sent %d distinct keys", n.of(ref), k)
+	multi := ""
+	for _, ref := range touched { // the first reference, in first-seen order, with two keys
+		if len(keysOf[ref]) > 1 && (multi == "" || refIndex[ref] < refIndex[multi]) {
+			multi = ref
 		}
+	}
+	if multi != "" {
+		return Violation(OneKeyPerIntent, "%s sent %d distinct keys", n.of(multi), len(keysOf[multi]))
 	}
 	for _, a := range w.Attempts {
 		ks := keysOf[a.Reference()]
 		if len(ks) == 1 && ks[0] != a.IdempotencyKey {
-			return violation(OneKeyPerIntent, "%s sent a key other than the one stored for it", n.of(a.Reference()))
+			return Violation(OneKeyPerIntent, "%s sent a key other than the one stored for it", n.of(a.Reference()))
 		}
 	}
 	return Finding{}
@@ -55,18 +67,21 @@ func contains(xs []string, x string) bool {
 // checkKeyFormat: every create the client sends carries a key, as a
 // Structured Field String (quoted) of a UUID (draft-ietf-httpapi-
 // idempotency-key-header §2; seed article 000).
-func checkKeyFormat(w World) Finding {
+func checkKeyFormat(w World) Finding { return checkKeyFormatOf(w, clientPostsOf(w)) }
+
+// checkKeyFormatOf is key-format over the client's creates exs.
+func checkKeyFormatOf(w World, exs []models.Exchange) Finding {
 	n := newNames(w)
-	for _, e := range clientPostsOf(w) {
+	for _, e := range exs {
 		if !e.HasKey {
-			return violation(KeyFormat, "%s sent a POST without an Idempotency-Key", n.of(e.MerchantReference))
+			return Violation(KeyFormat, "%s sent a POST without an Idempotency-Key", n.of(e.MerchantReference))
 		}
 		key, quoted, ok := models.ParseKey(e.KeyHeader)
 		if !ok || !quoted {
-			return violation(KeyFormat, "%s sent the key unquoted or malformed, want a Structured Field String", n.of(e.MerchantReference))
+			return Violation(KeyFormat, "%s sent the key unquoted or malformed, want a Structured Field String", n.of(e.MerchantReference))
 		}
 		if _, err := uuid.Parse(key); err != nil || len(key) != 36 {
-			return violation(KeyFormat, "%s sent a key that is not a UUID", n.of(e.MerchantReference))
+			return Violation(KeyFormat, "%s sent a key that is not a UUID", n.of(e.MerchantReference))
 		}
 	}
 	return Finding{}
@@ -86,12 +101,12 @@ func checkNoUnsafeRetry(w World) Finding {
 	for _, e := range clientPostsOf(w) {
 		ci := callIntent{e.OpID, e.MerchantReference}
 		if status, ok := refused[ci]; ok && e.OpID != 0 {
-			return violation(NoUnsafeRetry, "%s was resent after a %d, which is never retried", n.of(e.MerchantReference), status)
+			return Violation(NoUnsafeRetry, "%s was resent after a %d, which is never retried", n.of(e.MerchantReference), status)
 		}
 		if !e.HasKey {
 			keyless[ci]++
 			if keyless[ci] > 1 && e.OpID != 0 {
-				return violation(NoUnsafeRetry, "%s was retried without an Idempotency-Key", n.of(e.MerchantReference))
+				return Violation(NoUnsafeRetry, "%s was retried without an Idempotency-Key", n.of(e.MerchantReference))
 			}
 		}
 		if e.Done && (e.Status == 400 || e.Status == 422) {
@@ -124,15 +139,15 @@ func checkConflictNeverFinal(w World) Finding {
 			continue
 		}
 		last := exs[len(exs)-1]
-		name := n.of(last.MerchantReference)
+		ref := last.MerchantReference // named only in a violation
 		unknown := firstUnknown(exs)
 		switch {
 		case unknown != nil && op.Result != "PaymentPending" && !anyStatus(exs, 200, 201, 402):
-			return violation(ConflictNeverFinal, "%s: checkout answered %s after the outcome was unknown (%s)", name, op.Result, sawStatus(*unknown))
+			return Violation(ConflictNeverFinal, "%s: checkout answered %s after the outcome was unknown (%s)", n.of(ref), op.Result, sawStatus(*unknown))
 		case op.Result == "Paid" && !anyStatus(exs, 200, 201):
-			return violation(ConflictNeverFinal, "%s: checkout answered Paid without a 2xx from the provider (last %s)", name, sawStatus(last))
+			return Violation(ConflictNeverFinal, "%s: checkout answered Paid without a 2xx from the provider (last %s)", n.of(ref), sawStatus(last))
 		case op.Result == "Declined" && !anyStatus(exs, 402):
-			return violation(ConflictNeverFinal, "%s: checkout answered Declined without a 402 from the provider (last %s)", name, sawStatus(last))
+			return Violation(ConflictNeverFinal, "%s: checkout answered Declined without a 402 from the provider (last %s)", n.of(ref), sawStatus(last))
 		}
 	}
 	seen402 := map[string]bool{}
@@ -147,17 +162,17 @@ func checkConflictNeverFinal(w World) Finding {
 		case models.AttemptOpen:
 			open[a.OrderID]++
 			if open[a.OrderID] > 1 {
-				return violation(ConflictNeverFinal, "order %d has two open intents at once", a.OrderID)
+				return Violation(ConflictNeverFinal, "order %d has two open intents at once", a.OrderID)
 			}
 		case models.AttemptDeclined:
 			if !seen402[a.Reference()] {
-				return violation(ConflictNeverFinal, "%s was marked Declined without a 402 from the provider", n.of(a.Reference()))
+				return Violation(ConflictNeverFinal, "%s was marked Declined without a 402 from the provider", n.of(a.Reference()))
 			}
 		}
 	}
 	for _, o := range w.Orders {
 		if open[o.ID] > 0 && o.Status != models.OrderPaymentPending {
-			return violation(ConflictNeverFinal, "order %d is %s while an intent is still open", o.ID, o.Status)
+			return Violation(ConflictNeverFinal, "order %d is %s while an intent is still open", o.ID, o.Status)
 		}
 	}
 	return Finding{}

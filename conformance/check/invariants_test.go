@@ -1,4 +1,4 @@
-package conformance_test
+package check_test
 
 import (
 	"strconv"
@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/idemcheck/idemcheck/conformance"
+	"github.com/idemcheck/idemcheck/conformance/check"
 	"github.com/idemcheck/idemcheck/models"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -16,7 +16,7 @@ var t0 = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // fixture is a hand-built history: order 1 (54890 TRY) with one attempt.
 type fixture struct {
-	w   conformance.World
+	w   check.World
 	att models.PaymentAttempt
 	seq int
 }
@@ -28,7 +28,7 @@ func newFixture() *fixture {
 		Amount: 54890, Currency: "TRY", CardTokenHash: models.CardHash("tok_visa"), CreatedAt: t0, Status: models.AttemptOpen,
 	}
 	f := &fixture{att: att}
-	f.w = conformance.World{
+	f.w = check.World{
 		Orders:    []models.Order{{ID: 1, Total: 54890, Currency: "TRY", Status: models.OrderPaymentPending}},
 		Attempts:  []models.PaymentAttempt{att},
 		Retention: 24 * time.Hour,
@@ -71,9 +71,9 @@ func (f *fixture) succeed(charge string) {
 	f.w.Orders[0].Status, f.w.Orders[0].ProviderChargeID = models.OrderPaid, charge
 }
 
-func violated(t *testing.T, w conformance.World) *conformance.ViolationError {
+func violated(t *testing.T, w check.World) *check.ViolationError {
 	t.Helper()
-	v := conformance.Evaluate(w, append(conformance.Safety(), conformance.Liveness()...))
+	v := check.Evaluate(w, append(check.Safety(), check.Liveness()...))
 	return v
 }
 
@@ -110,13 +110,13 @@ func TestNoUnsafeRetryAloneCatchesAKeylessRetry(t *testing.T) {
 		e.HasKey, e.KeyHeader, e.Key = false, "", ""
 	}
 	f.result("Unavailable")
-	var only []conformance.Invariant
-	for _, inv := range conformance.Safety() {
-		if inv.Name == conformance.NoUnsafeRetry {
+	var only []check.Invariant
+	for _, inv := range check.Safety() {
+		if inv.Name == check.NoUnsafeRetry {
 			only = append(only, inv)
 		}
 	}
-	v := conformance.Evaluate(f.w, only)
+	v := check.Evaluate(f.w, only)
 	require.NotNil(t, v)
 	assert.Equal(t, "no-unsafe-retry: order 1 intent 1 was retried without an Idempotency-Key", v.Message)
 	assert.Equal(t, "no-unsafe-retry: … was retried without an Idempotency-Key", v.Category)
@@ -128,55 +128,55 @@ func TestEachInvariantCatchesItsFault(t *testing.T) {
 		message   string
 		build     func(f *fixture)
 	}{
-		{conformance.OneKeyPerIntent, "one-key-per-intent: order 1 intent 1 sent 2 distinct keys", func(f *fixture) {
+		{check.OneKeyPerIntent, "one-key-per-intent: order 1 intent 1 sent 2 distinct keys", func(f *fixture) {
 			f.post(f.att.IdempotencyKey, 503, "", 0, "")
 			f.post("01a1d96c-e23d-77bf-801e-000000000002", 503, "", 0, "")
 			f.result("Unavailable")
 		}},
-		{conformance.AtMostOneChargePerOrder, "at-most-one-charge-per-order: the provider holds 2 charges for order 1 (ch_000001, ch_000002)", func(f *fixture) {
+		{check.AtMostOneChargePerOrder, "at-most-one-charge-per-order: the provider holds 2 charges for order 1 (ch_000001, ch_000002)", func(f *fixture) {
 			f.post(f.att.IdempotencyKey, 201, "", 201, "ch_000001")
 			f.charge("ch_000001")
 			f.charge("ch_000002")
 			f.succeed("ch_000001")
 			f.result("Paid")
 		}},
-		{conformance.ConflictNeverFinal, "409-never-final: order 1 intent 1: checkout answered Declined after the outcome was unknown (409)", func(f *fixture) {
+		{check.ConflictNeverFinal, "409-never-final: order 1 intent 1: checkout answered Declined after the outcome was unknown (409)", func(f *fixture) {
 			f.post(f.att.IdempotencyKey, 409, "", 409, "")
 			f.result("Declined")
 		}},
-		{conformance.ConflictNeverFinal, "409-never-final: order 1 intent 1: checkout answered Unavailable after the outcome was unknown (connection reset)", func(f *fixture) {
+		{check.ConflictNeverFinal, "409-never-final: order 1 intent 1: checkout answered Unavailable after the outcome was unknown (connection reset)", func(f *fixture) {
 			// the lost response charged; the later 503s do not undo that
 			f.post(f.att.IdempotencyKey, 0, "connection reset", 201, "ch_000001")
 			f.post(f.att.IdempotencyKey, 503, "", 0, "")
 			f.result("Unavailable")
 		}},
-		{conformance.ConflictNeverFinal, "409-never-final: order 1 intent 1: checkout answered Paid without a 2xx from the provider (last 503)", func(f *fixture) {
+		{check.ConflictNeverFinal, "409-never-final: order 1 intent 1: checkout answered Paid without a 2xx from the provider (last 503)", func(f *fixture) {
 			f.post(f.att.IdempotencyKey, 503, "", 0, "")
 			f.result("Paid")
 		}},
-		{conformance.ConflictNeverFinal, "409-never-final: order 1 is Placed while an intent is still open", func(f *fixture) {
+		{check.ConflictNeverFinal, "409-never-final: order 1 is Placed while an intent is still open", func(f *fixture) {
 			f.post(f.att.IdempotencyKey, 0, "timeout", 0, "")
 			f.result("PaymentPending")
 			f.w.Orders[0].Status = models.OrderPlaced
 		}},
-		{conformance.NoUnsafeRetry, "no-unsafe-retry: order 1 intent 1 was resent after a 422, which is never retried", func(f *fixture) {
+		{check.NoUnsafeRetry, "no-unsafe-retry: order 1 intent 1 was resent after a 422, which is never retried", func(f *fixture) {
 			f.post(f.att.IdempotencyKey, 422, "", 0, "")
 			f.post(f.att.IdempotencyKey, 422, "", 0, "")
 			f.result("Failed")
 		}},
-		{conformance.KeyFormat, "key-format: order 1 intent 1 sent a POST without an Idempotency-Key", func(f *fixture) {
+		{check.KeyFormat, "key-format: order 1 intent 1 sent a POST without an Idempotency-Key", func(f *fixture) {
 			for i := 0; i < 2; i++ {
 				e := f.post(f.att.IdempotencyKey, 503, "", 0, "")
 				e.HasKey, e.KeyHeader, e.Key = false, "", ""
 			}
 			f.result("Unavailable")
 		}},
-		{conformance.KeyFormat, "key-format: order 1 intent 1 sent the key unquoted or malformed, want a Structured Field String", func(f *fixture) {
+		{check.KeyFormat, "key-format: order 1 intent 1 sent the key unquoted or malformed, want a Structured Field String", func(f *fixture) {
 			e := f.post(f.att.IdempotencyKey, 503, "", 0, "")
 			e.KeyHeader = f.att.IdempotencyKey
 			f.result("Unavailable")
 		}},
-		{conformance.ReplayConsistent, "replay-consistent: order 1 intent 1: a retry of a completed key was answered 201 ch_000002, not the first response (201 ch_000001)", func(f *fixture) {
+		{check.ReplayConsistent, "replay-consistent: order 1 intent 1: a retry of a completed key was answered 201 ch_000002, not the first response (201 ch_000001)", func(f *fixture) {
 			f.post(f.att.IdempotencyKey, 0, "timeout", 201, "ch_000001")
 			f.post(f.att.IdempotencyKey, 201, "", 201, "ch_000002")
 			f.charge("ch_000001")
@@ -184,7 +184,7 @@ func TestEachInvariantCatchesItsFault(t *testing.T) {
 			f.w.Attempts[0].Status, f.w.Attempts[0].ProviderChargeID = models.AttemptSucceeded, "ch_000001"
 			f.w.Orders[0].Status, f.w.Orders[0].ProviderChargeID = models.OrderPaid, "ch_000001"
 		}},
-		{conformance.ReplayConsistent, "replay-consistent: order 1 intent 1: a retry while the key was in flight was answered 201 ch_000002, not 409", func(f *fixture) {
+		{check.ReplayConsistent, "replay-consistent: order 1 intent 1: a retry while the key was in flight was answered 201 ch_000002, not 409", func(f *fixture) {
 			f.post(f.att.IdempotencyKey, 0, "timeout", 201, "ch_000001")
 			f.post(f.att.IdempotencyKey, 0, "timeout", 201, "ch_000002")
 			// the second arrives while the first is still being processed
@@ -192,7 +192,7 @@ func TestEachInvariantCatchesItsFault(t *testing.T) {
 			exs[0].ProviderSeq, exs[1].ArrivalSeq, exs[1].ProviderSeq = 100, 50, 51
 			f.result("PaymentPending")
 		}},
-		{conformance.MismatchRejected, "mismatch-rejected: order 1 intent 1: a request reusing a key with another body was answered 201 ch_000001, not 422", func(f *fixture) {
+		{check.MismatchRejected, "mismatch-rejected: order 1 intent 1: a request reusing a key with another body was answered 201 ch_000001, not 422", func(f *fixture) {
 			f.post(f.att.IdempotencyKey, 201, "", 201, "ch_000001")
 			e := f.post(f.att.IdempotencyKey, 201, "", 201, "ch_000001")
 			e.Fingerprint = "another body"
@@ -200,19 +200,19 @@ func TestEachInvariantCatchesItsFault(t *testing.T) {
 			f.succeed("ch_000001")
 			f.result("Paid")
 		}},
-		{conformance.BooksBalance, "books-balance: the provider holds ch_000001 for order 1 intent 1, which the client marked Abandoned", func(f *fixture) {
+		{check.BooksBalance, "books-balance: the provider holds ch_000001 for order 1 intent 1, which the client marked Abandoned", func(f *fixture) {
 			f.post(f.att.IdempotencyKey, 0, "timeout", 201, "ch_000001")
 			f.charge("ch_000001")
 			f.result("PaymentPending")
 			f.w.Attempts[0].Status = models.AttemptAbandoned
 			f.w.Orders[0].Status = models.OrderPlaced
 		}},
-		{conformance.BooksBalance, "books-balance: order 1 intent 1 is Succeeded but the provider holds 0 charges for it", func(f *fixture) {
+		{check.BooksBalance, "books-balance: order 1 intent 1 is Succeeded but the provider holds 0 charges for it", func(f *fixture) {
 			f.post(f.att.IdempotencyKey, 201, "", 0, "ch_000001")
 			f.succeed("ch_000001")
 			f.result("Paid")
 		}},
-		{conformance.ReconciliationConverges, "reconciliation-converges: order 1 intent 1 is still Open after reconciliation", func(f *fixture) {
+		{check.ReconciliationConverges, "reconciliation-converges: order 1 intent 1 is still Open after reconciliation", func(f *fixture) {
 			f.post(f.att.IdempotencyKey, 0, "timeout", 0, "")
 			f.result("PaymentPending")
 		}},

@@ -1,11 +1,6 @@
-package conformance
+package check
 
-import (
-	"time"
-
-	"github.com/idemcheck/idemcheck/models"
-	"github.com/idemcheck/idemcheck/sut/remote"
-)
+import "github.com/idemcheck/idemcheck/models"
 
 // Against a remote provider the harness sees only the answers, not the
 // order in which the provider decided, so replay-consistent and
@@ -19,30 +14,20 @@ import (
 //   - mismatch-rejected: one key never gets final answers for two bodies
 //     (fingerprints): only one of them can have been processed.
 //
-// Both assume no key expires during the run: remoteJudged says when that
-// holds (the profile's retention window is at least the run's duration
+// Both assume no key expires during the run: conformance's remoteJudged
+// says when that holds (the profile's retention window is at least the run's duration
 // budget).
 
-// remoteJudged reports whether the remote provider-only invariants can be
-// judged against p, and why not.
-func remoteJudged(p *remote.Provider) (ok bool, why string) {
-	window, run := time.Duration(p.Profile().RetentionWindow), p.Config().Limits.MaxDuration
-	if window > 0 && run > 0 && window < run {
-		return false, "a provider-only invariant; the profile's retention window (" + window.String() + ") is shorter than the run (" + run.String() + "), so a key may expire mid-run and be processed again"
-	}
-	return true, ""
-}
-
-// remoteSafety is invs with replay-consistent and mismatch-rejected judged
+// RemoteSafety is invs with replay-consistent and mismatch-rejected judged
 // from outside (see above), errorsStored being the profile's errors_stored.
-func remoteSafety(invs []Invariant, errorsStored bool) []Invariant {
+func RemoteSafety(invs []Invariant, errorsStored bool) []Invariant {
 	out := append([]Invariant(nil), invs...)
 	for i, inv := range out {
 		switch inv.Name {
 		case ReplayConsistent:
-			out[i].Check = func(w World) Finding { return checkRemoteReplay(w, errorsStored) }
+			out[i].Check, out[i].step = func(w World) Finding { return checkRemoteReplay(w, errorsStored) }, nil
 		case MismatchRejected:
-			out[i].Check = func(w World) Finding { return checkRemoteMismatch(w, errorsStored) }
+			out[i].Check, out[i].step = func(w World) Finding { return checkRemoteMismatch(w, errorsStored) }, nil
 		}
 	}
 	return out
@@ -74,7 +59,7 @@ func checkRemoteReplay(w World, errorsStored bool) Finding {
 	for _, e := range answered(w) {
 		kb := keyBody{e.Key, e.Fingerprint}
 		if f, ok := firstOfKey[e.Key]; ok && e.ProviderStatus == 409 && e.ArrivalSeq > f.ProviderSeq {
-			return violation(ReplayConsistent, "%s: a retry sent after the key was answered %s got 409, as if it were still in flight", n.of(e.MerchantReference), answer(f))
+			return Violation(ReplayConsistent, "%s: a retry sent after the key was answered %s got 409, as if it were still in flight", n.of(e.MerchantReference), answer(f))
 		}
 		if !isFinal(e, errorsStored) {
 			continue
@@ -87,7 +72,7 @@ func checkRemoteReplay(w World, errorsStored bool) Finding {
 				firstOfKey[e.Key] = e
 			}
 		case e.ProviderStatus != f.ProviderStatus || e.ProviderBodyDigest != f.ProviderBodyDigest:
-			return violation(ReplayConsistent, "%s: one key and body were answered %s, then %s: a completed key answers its first response", n.of(e.MerchantReference), answer(f), answer(e))
+			return Violation(ReplayConsistent, "%s: one key and body were answered %s, then %s: a completed key answers its first response", n.of(e.MerchantReference), answer(f), answer(e))
 		}
 	}
 	return Finding{}
@@ -105,7 +90,7 @@ func checkRemoteMismatch(w World, errorsStored bool) Finding {
 		case !ok:
 			bodyOf[e.Key] = e
 		case e.Fingerprint != f.Fingerprint:
-			return violation(MismatchRejected, "%s: one key was answered %s for one body and %s for another, not refused", n.of(e.MerchantReference), answer(f), answer(e))
+			return Violation(MismatchRejected, "%s: one key was answered %s for one body and %s for another, not refused", n.of(e.MerchantReference), answer(f), answer(e))
 		}
 	}
 	return Finding{}

@@ -1,4 +1,4 @@
-package conformance
+package check
 
 import (
 	"strings"
@@ -71,7 +71,7 @@ func TestRemoteProviderOnlyInvariants(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			v := Evaluate(tc.world, remoteSafety([]Invariant{
+			v := Evaluate(tc.world, RemoteSafety([]Invariant{
 				{Name: ReplayConsistent}, {Name: MismatchRejected},
 			}, tc.errorsStored))
 			if tc.want == "" {

@@ -1,4 +1,4 @@
-package conformance_test
+package check_test
 
 import (
 	"testing"
@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/idemcheck/idemcheck/conformance"
+	"github.com/idemcheck/idemcheck/conformance/check"
 	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/models"
 )
@@ -34,11 +34,11 @@ func TestStoreDownRefusalIsNotAReplayViolation(t *testing.T) {
 		down.Fault = string(faults.KindStoreDown)
 		at(first, 1, 4, t0)
 		at(down, 2, 3, t0)
-		v := conformance.Evaluate(f.w, []conformance.Invariant{invariant(t, conformance.ReplayConsistent)})
+		v := check.Evaluate(f.w, []check.Invariant{invariant(t, check.ReplayConsistent)})
 		if tc.holds {
 			assert.Nil(t, v, "a 503 with the store down")
 		} else if assert.NotNil(t, v, "processed with the store down while the key was in flight") {
-			assert.Equal(t, conformance.ReplayConsistent, v.Invariant)
+			assert.Equal(t, check.ReplayConsistent, v.Invariant)
 		}
 	}
 }
@@ -75,7 +75,7 @@ func TestKilledHolderKeyIsFreeAfterTheNextJump(t *testing.T) {
 			if tc.beforeJump == 201 {
 				after.ProviderBodyDigest, after.ProviderChargeID = before.ProviderBodyDigest, "" // its replay
 			}
-			v := conformance.Evaluate(f.w, []conformance.Invariant{invariant(t, conformance.ReplayConsistent)})
+			v := check.Evaluate(f.w, []check.Invariant{invariant(t, check.ReplayConsistent)})
 			if tc.holds {
 				assert.Nil(t, v)
 				return
@@ -86,13 +86,13 @@ func TestKilledHolderKeyIsFreeAfterTheNextJump(t *testing.T) {
 	}
 }
 
-func invariant(t *testing.T, name string) conformance.Invariant {
+func invariant(t *testing.T, name string) check.Invariant {
 	t.Helper()
-	for _, inv := range conformance.Safety() {
+	for _, inv := range check.Safety() {
 		if inv.Name == name {
 			return inv
 		}
 	}
 	t.Fatalf("no invariant %s", name)
-	return conformance.Invariant{}
+	return check.Invariant{}
 }

@@ -1,10 +1,9 @@
-package conformance
+package check
 
 import (
 	"strings"
 	"time"
 
-	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/models"
 )
 
@@ -25,7 +24,7 @@ func checkAtMostOneCharge(w World) Finding {
 	}
 	for _, o := range orders {
 		if ids := byOrder[o]; len(ids) > 1 {
-			return violation(AtMostOneChargePerOrder, "the provider holds %d charges for order %d (%s)", len(ids), o, strings.Join(ids, ", "))
+			return Violation(AtMostOneChargePerOrder, "the provider holds %d charges for order %d (%s)", len(ids), o, strings.Join(ids, ", "))
 		}
 	}
 	return Finding{}
@@ -46,8 +45,8 @@ type specVerdict struct {
 // every completed POST, what the specification allowed.
 func replaySpec(w World) []specVerdict {
 	m := w.m()
-	if !m.done[3] {
-		m.verdicts, m.done[3] = runSpec(w), true
+	if !m.done[2] {
+		m.verdicts, m.done[2] = runSpec(w), true
 	}
 	return m.verdicts
 }
@@ -71,7 +70,7 @@ func runSpec(w World) []specVerdict {
 		}
 		x := expects[e.ID]
 		switch {
-		case x.Kind == models.ExpectProcess && w.Killable && e.Fault == string(faults.KindProviderCrash):
+		case x.Kind == models.ExpectProcess && w.Killable && e.Fault == faultProviderCrash:
 			// its provider process died holding the key: nothing stored,
 			// in flight until the lock's lease ends, which the harness
 			// waits out before time jumps
@@ -91,45 +90,56 @@ func runSpec(w World) []specVerdict {
 // status and body (same charge id); a key in flight answers 409 (draft §2.6;
 // seed article 004, "Response content'i de kaydet").
 func checkReplayConsistent(w World) Finding {
+	if f := replayVerdicts(w, replaySpec(w)); !f.Holds() {
+		return f
+	}
+	return checkDeclinesRunOnce(w)
+}
+
+// replayVerdicts is replay-consistent's answer half over verdicts vs.
+func replayVerdicts(w World, vs []specVerdict) Finding {
 	n := newNames(w)
-	for _, v := range replaySpec(w) {
+	for _, v := range vs {
 		e, x := v.ex, v.expect
-		name := n.of(e.MerchantReference)
+		ref := e.MerchantReference // named only in a violation
 		if refusedStoreDown(e) {
 			continue
 		}
 		switch x.Kind {
 		case models.ExpectReplay:
 			if !x.Matches(e.ProviderStatus, e.ProviderBodyDigest) {
-				return violation(ReplayConsistent, "%s: a retry of a completed key was answered %s, not the first response (%s)", name, answer(e), v.first)
+				return Violation(ReplayConsistent, "%s: a retry of a completed key was answered %s, not the first response (%s)", n.of(ref), answer(e), v.first)
 			}
 			if d := v.firstHeaders.ReplayDiffers(e.ProviderHeaders); d != "" {
-				return violation(ReplayConsistent, "%s: the replay of %s changed a header of the first response (%s)", name, v.first, d)
+				return Violation(ReplayConsistent, "%s: the replay of %s changed a header of the first response (%s)", n.of(ref), v.first, d)
 			}
 		case models.ExpectConflict:
 			if !x.Matches(e.ProviderStatus, e.ProviderBodyDigest) {
-				return violation(ReplayConsistent, "%s: a retry while the key was in flight was answered %s, not 409", name, answer(e))
+				return Violation(ReplayConsistent, "%s: a retry while the key was in flight was answered %s, not 409", n.of(ref), answer(e))
 			}
 		case models.ExpectMismatch:
 			if x.InFlight && !x.Matches(e.ProviderStatus, e.ProviderBodyDigest) {
-				return violation(ReplayConsistent, "%s: another body under the key while it was in flight was answered %s, not 409 or 422", name, answer(e))
+				return Violation(ReplayConsistent, "%s: another body under the key while it was in flight was answered %s, not 409 or 422", n.of(ref), answer(e))
 			}
 		case models.ExpectProcess:
 			if e.ProviderStatus == 409 {
-				return violation(ReplayConsistent, "%s: a key no request was processing was answered 409", name)
+				return Violation(ReplayConsistent, "%s: a key no request was processing was answered 409", n.of(ref))
 			}
 		}
 	}
-	return checkDeclinesRunOnce(w)
+	return Finding{}
 }
 
 // checkMismatchRejected: the same key with another body is refused with
 // 422 and creates nothing (draft §2.6; PROVIDER_API.md).
-func checkMismatchRejected(w World) Finding {
+func checkMismatchRejected(w World) Finding { return mismatchVerdicts(w, replaySpec(w)) }
+
+// mismatchVerdicts is mismatch-rejected over verdicts vs.
+func mismatchVerdicts(w World, vs []specVerdict) Finding {
 	n := newNames(w)
-	for _, v := range replaySpec(w) {
+	for _, v := range vs {
 		if v.expect.Kind == models.ExpectMismatch && !refusedStoreDown(v.ex) && !v.expect.Matches(v.ex.ProviderStatus, v.ex.ProviderBodyDigest) {
-			return violation(MismatchRejected, "%s: a request reusing a key with another body was answered %s, not 422", n.of(v.ex.MerchantReference), answer(v.ex))
+			return Violation(MismatchRejected, "%s: a request reusing a key with another body was answered %s, not 422", n.of(v.ex.MerchantReference), answer(v.ex))
 		}
 		if f := refusalFormat(v, n); !f.Holds() {
 			return f
@@ -150,11 +160,11 @@ func nextJump(w World, t time.Time) time.Time {
 }
 
 // refusedStoreDown reports whether e met an unreachable key store
-// (faults.KindStoreDown) and the provider refused it with 503: whatever the
+// (fault kind "store-down") and the provider refused it with 503: whatever the
 // key's state, a provider that cannot read its store cannot replay, 409 or
 // 422, only refuse, and a 503 stores nothing (models.Spec.Complete).
 func refusedStoreDown(e models.Exchange) bool {
-	return e.Fault == string(faults.KindStoreDown) && e.ProviderStatus == 503
+	return e.Fault == faultStoreDown && e.ProviderStatus == 503
 }
 
 // answer is the provider's answer to e for messages: "201 ch_000002".
@@ -191,11 +201,11 @@ func checkBooksBalance(w World) Finding {
 		cs := chargesOf[ref]
 		switch {
 		case len(cs) != 1:
-			return violation(BooksBalance, "%s is Succeeded but the provider holds %d charges for it", n.of(ref), len(cs))
+			return Violation(BooksBalance, "%s is Succeeded but the provider holds %d charges for it", n.of(ref), len(cs))
 		case cs[0].ID != a.ProviderChargeID:
-			return violation(BooksBalance, "%s is Succeeded with %s but the provider's charge is %s", n.of(ref), a.ProviderChargeID, cs[0].ID)
+			return Violation(BooksBalance, "%s is Succeeded with %s but the provider's charge is %s", n.of(ref), a.ProviderChargeID, cs[0].ID)
 		case cs[0].Amount != a.Amount || cs[0].Currency != a.Currency:
-			return violation(BooksBalance, "%s: the provider charged %d %s, the intent was %d %s", n.of(ref), cs[0].Amount, cs[0].Currency, a.Amount, a.Currency)
+			return Violation(BooksBalance, "%s: the provider charged %d %s, the intent was %d %s", n.of(ref), cs[0].Amount, cs[0].Currency, a.Amount, a.Currency)
 		}
 	}
 	for _, c := range w.Charges {
@@ -205,14 +215,14 @@ func checkBooksBalance(w World) Finding {
 		a, ok := attemptOf[c.MerchantReference]
 		switch {
 		case !ok:
-			return violation(BooksBalance, "the provider holds %s for %s, which the client has no record of", c.ID, n.of(c.MerchantReference))
+			return Violation(BooksBalance, "the provider holds %s for %s, which the client has no record of", c.ID, n.of(c.MerchantReference))
 		case a.Status != models.AttemptSucceeded && a.Status != models.AttemptOpen:
-			return violation(BooksBalance, "the provider holds %s for %s, which the client marked %s", c.ID, n.of(c.MerchantReference), a.Status)
+			return Violation(BooksBalance, "the provider holds %s for %s, which the client marked %s", c.ID, n.of(c.MerchantReference), a.Status)
 		}
 	}
 	for _, o := range w.Orders {
 		if o.Status == models.OrderPaid && o.ProviderChargeID != paidWith[o.ID] {
-			return violation(BooksBalance, "order %d is Paid with %q but its Succeeded intent has %q", o.ID, o.ProviderChargeID, paidWith[o.ID])
+			return Violation(BooksBalance, "order %d is Paid with %q but its Succeeded intent has %q", o.ID, o.ProviderChargeID, paidWith[o.ID])
 		}
 	}
 	return Finding{}
@@ -225,7 +235,7 @@ func checkConverges(w World) Finding {
 	n := newNames(w)
 	for _, a := range w.Attempts {
 		if a.Status == models.AttemptOpen {
-			return violation(ReconciliationConverges, "%s is still Open after reconciliation", n.of(a.Reference()))
+			return Violation(ReconciliationConverges, "%s is still Open after reconciliation", n.of(a.Reference()))
 		}
 	}
 	charged := map[int64]string{}
@@ -238,9 +248,9 @@ func checkConverges(w World) Finding {
 		id, has := charged[o.ID]
 		switch {
 		case has && o.Status != models.OrderPaid:
-			return violation(ReconciliationConverges, "order %d is %s but the provider holds %s for it", o.ID, o.Status, id)
+			return Violation(ReconciliationConverges, "order %d is %s but the provider holds %s for it", o.ID, o.Status, id)
 		case !has && o.Status == models.OrderPaid:
-			return violation(ReconciliationConverges, "order %d is Paid but the provider holds no charge for it", o.ID)
+			return Violation(ReconciliationConverges, "order %d is Paid but the provider holds no charge for it", o.ID)
 		}
 	}
 	return Finding{}

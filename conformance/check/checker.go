@@ -1,0 +1,386 @@
+package check
+
+import (
+	"reflect"
+	"time"
+
+	"github.com/idemcheck/idemcheck/models"
+)
+
+// Checker judges one sequence step by step: given the World after each
+// step, it returns the first violation of its invariants, exactly as
+// Evaluate over that World would (the property test in checker_test.go
+// holds it to that on every prefix), but judges only what the step added.
+// It keeps between steps the specification's key states (the replay of the
+// provider's decisions, models.Spec), the verdicts so far, the keys per
+// intent and the first send of each key, and the history's creates by
+// kind, so a step costs O(new exchanges + exchanges still open) for
+// key-format, one-key-per-intent, no-stale-key, replay-consistent and
+// mismatch-rejected; the other invariants read the client's and the
+// provider's current state (attempts, orders, charges: small) or the
+// history in one linear pass, with what the Checker already derived.
+//
+// A step's World must extend the previous one's history (same exchanges,
+// appended to; the provider's events numbered after the last one seen).
+// When it does not — a history that shrank, provider events that
+// interleave with those already replayed, or a killable provider's key
+// whose early release or lease end became known only now — the Checker
+// replays the whole history once, so it is never wrong, only slower. After
+// a violation it judges every later World whole. A Checker is not safe for
+// concurrent use; the zero value is not usable, use NewChecker.
+type Checker struct {
+	invs []Invariant
+	dead bool // a violation was found: judge whole from now on
+
+	seen        int   // exchanges of the history indexed so far
+	posts       []int // indices of Posts in the history
+	clientPosts []int // indices of the client's own creates (clientPosts)
+	others      []int // indices of merchant B's probes (ProbeOtherAccount)
+
+	r replay
+
+	// key-format, no-stale-key, one-key-per-intent: client creates judged
+	kfAt, staleAt, okAt int
+	firstSent           map[string]time.Time
+	keysOf              map[string][]string
+	refsOf              map[string]string
+	refIndex            map[string]int
+	// replay-consistent, mismatch-rejected: verdicts judged
+	rcAt, mrAt int
+	declines   int // verdicts that may have processed a decline (checkDeclinesRunOnce)
+
+	fullReplays int // times the replay started over (Replays)
+}
+
+// replay is the incremental form of runSpec.
+type replay struct {
+	spec         models.Spec
+	lastSeq      int
+	open         []openPost // posts whose provider events are not all replayed
+	expects      map[int]models.Expect
+	first        map[string]string
+	firstHeaders map[string]models.ResponseHeaders
+	verdicts     []specVerdict
+	abandons     []abandon
+	evs          []models.ProviderEvent // scratch
+	killable     bool
+	retention    time.Duration
+}
+
+type openPost struct {
+	i       int  // index in the history
+	arrived bool // its arrival is replayed
+	// forgetUnknown: a killable provider's arrival replayed before its
+	// answer: whether the key was freed early was not known then.
+	forgetUnknown bool
+}
+
+// abandon is a dead holder's key, in flight until the next time jump
+// after its arrival, as known when it was replayed.
+type abandon struct {
+	arrived, until time.Time
+}
+
+// NewChecker is a Checker of invs (in order: the first that fails names
+// the failure, as in Evaluate).
+func NewChecker(invs []Invariant) *Checker {
+	stock := map[string]uintptr{}
+	for _, inv := range Safety() {
+		if inv.step != nil {
+			stock[inv.Name] = reflect.ValueOf(inv.Check).Pointer()
+		}
+	}
+	own := make([]Invariant, len(invs))
+	for i, inv := range invs {
+		if inv.step != nil && reflect.ValueOf(inv.Check).Pointer() != stock[inv.Name] {
+			inv.step = nil // its Check was replaced: judge it whole
+		}
+		own[i] = inv
+	}
+	return &Checker{invs: own}
+}
+
+// Step judges w, the World after one more step of the sequence, and
+// returns the first violation, or nil.
+func (c *Checker) Step(w World) *ViolationError {
+	if c.dead {
+		return Evaluate(w, c.invs)
+	}
+	rebuilt := c.advance(w)
+	if rebuilt {
+		c.kfAt, c.staleAt, c.okAt, c.rcAt, c.mrAt = 0, 0, 0, 0, 0
+		c.firstSent, c.keysOf, c.refsOf, c.refIndex = nil, nil, nil, nil
+		c.declines = 0
+	}
+	w.memo = c.memo(w)
+	for _, inv := range c.invs {
+		var f Finding
+		if inv.step != nil {
+			f = inv.step(c, w)
+		} else {
+			f = inv.Check(w)
+		}
+		if !f.Holds() {
+			c.dead = true
+			return &ViolationError{Invariant: inv.Name, Message: f.Message, Category: f.Category}
+		}
+	}
+	return nil
+}
+
+// Replays is how many times the Checker replayed the whole history since
+// its first step, because a World did not extend the previous one (see
+// Checker): 0 on a sequence judged step by step throughout.
+func (c *Checker) Replays() int { return c.fullReplays }
+
+// memo is what the whole-history invariants share, from the Checker's
+// indices: no probe lookups, no replay.
+func (c *Checker) memo(w World) *memo {
+	exs := w.History.Exchanges
+	m := &memo{posts: make([]models.Exchange, len(c.posts)), clientPosts: make([]models.Exchange, len(c.clientPosts)), verdicts: c.r.verdicts}
+	for k, i := range c.posts {
+		m.posts[k] = exs[i]
+	}
+	for k, i := range c.clientPosts {
+		m.clientPosts[k] = exs[i]
+	}
+	m.done = [3]bool{true, true, true}
+	return m
+}
+
+// advance indexes the exchanges w adds and replays the provider events
+// they and the open ones add; it reports whether it had to start over.
+func (c *Checker) advance(w World) (rebuilt bool) {
+	exs := w.History.Exchanges
+	if len(exs) < c.seen || c.r.killable != w.Killable || c.r.retention != w.Retention {
+		first := c.seen == 0 && c.r.expects == nil
+		c.reset(w)
+		if !first {
+			c.fullReplays++
+		}
+		rebuilt = true
+	}
+	for i := c.seen; i < len(exs); i++ {
+		e := exs[i]
+		if !e.IsPost() {
+			continue
+		}
+		switch kind := ProbeKind(w.History, e); {
+		case kind == "":
+			c.posts = append(c.posts, i)
+			c.r.open = append(c.r.open, openPost{i: i})
+			if !isProbe(w.History, e) {
+				c.clientPosts = append(c.clientPosts, i)
+			}
+		case kind == ProbeOtherAccount:
+			c.others = append(c.others, i)
+		}
+	}
+	c.seen = len(exs)
+	if !c.r.step(w) || !c.r.abandonsHold(w) {
+		c.reset(w)
+		c.fullReplays++
+		c.r.step(w) // from the start: every event is after lastSeq 0
+		rebuilt = true
+	}
+	return rebuilt
+}
+
+// reset forgets everything and indexes w's history from the start.
+func (c *Checker) reset(w World) {
+	invs, n := c.invs, c.fullReplays
+	*c = Checker{invs: invs, fullReplays: n}
+	c.r = replay{killable: w.Killable, retention: w.Retention}
+	c.indexAll(w)
+}
+
+func (c *Checker) indexAll(w World) {
+	for i, e := range w.History.Exchanges {
+		if !e.IsPost() {
+			continue
+		}
+		switch kind := ProbeKind(w.History, e); {
+		case kind == "":
+			c.posts = append(c.posts, i)
+			c.r.open = append(c.r.open, openPost{i: i})
+			if !isProbe(w.History, e) {
+				c.clientPosts = append(c.clientPosts, i)
+			}
+		case kind == ProbeOtherAccount:
+			c.others = append(c.others, i)
+		}
+	}
+	c.seen = len(w.History.Exchanges)
+}
+
+// isProbe reports whether e belongs to a probe operation.
+func isProbe(h models.Snapshot, e models.Exchange) bool {
+	return e.OpID >= 1 && e.OpID <= len(h.Ops) && h.Ops[e.OpID-1].Kind == models.OpProbe
+}
+
+// step replays the provider events of the open posts that are new since
+// the last step, in the history's order, as runSpec does; false when one
+// of them is numbered before an event already replayed, or a killable
+// provider's early release became known only now (start over).
+func (r *replay) step(w World) bool {
+	if r.expects == nil {
+		r.spec = models.NewSpec(w.Retention)
+		r.expects, r.first, r.firstHeaders = map[int]models.Expect{}, map[string]string{}, map[string]models.ResponseHeaders{}
+	}
+	exs := w.History.Exchanges
+	evs := r.evs[:0]
+	keep := r.open[:0]
+	for _, p := range r.open {
+		e := exs[p.i]
+		if !e.Forwarded || e.ArrivalSeq == 0 {
+			keep = append(keep, p)
+			continue
+		}
+		if !p.arrived {
+			evs = append(evs, models.ProviderEvent{Seq: e.ArrivalSeq, Arrival: true, Ex: e})
+			p.arrived = true
+			p.forgetUnknown = w.Killable && !e.ProviderDone
+		}
+		if !e.ProviderDone {
+			keep = append(keep, p)
+			continue
+		}
+		if p.forgetUnknown && e.ProviderStatus != 409 && e.ProviderStatus < 500 {
+			return false // the arrival would have freed the key: replay whole
+		}
+		evs = append(evs, models.ProviderEvent{Seq: e.ProviderSeq, Ex: e})
+	}
+	r.open, r.evs = keep, evs
+	sortEvents(evs)
+	if len(evs) > 0 && evs[0].Seq <= r.lastSeq {
+		return false
+	}
+	for _, ev := range evs {
+		r.apply(w, ev)
+		r.lastSeq = ev.Seq
+	}
+	return true
+}
+
+// sortEvents sorts evs by Seq (insertion sort: a step adds a handful).
+func sortEvents(evs []models.ProviderEvent) {
+	for i := 1; i < len(evs); i++ {
+		for j := i; j > 0 && evs[j].Seq < evs[j-1].Seq; j-- {
+			evs[j], evs[j-1] = evs[j-1], evs[j]
+		}
+	}
+}
+
+// apply is one event of runSpec.
+func (r *replay) apply(w World, ev models.ProviderEvent) {
+	e := ev.Ex
+	if ev.Arrival {
+		var x models.Expect
+		if w.Killable && e.ProviderDone && e.ProviderStatus != 409 && e.ProviderStatus < 500 {
+			r.spec = r.spec.Forget(e.Key, e.ArrivedAt)
+		}
+		r.spec, x = r.spec.Arrive(e.Key, e.HasKey, e.Fingerprint, e.ArrivedAt)
+		r.expects[e.ID] = x
+		return
+	}
+	x := r.expects[e.ID]
+	switch {
+	case x.Kind == models.ExpectProcess && w.Killable && e.Fault == faultProviderCrash:
+		until := nextJump(w, e.ArrivedAt)
+		r.abandons = append(r.abandons, abandon{arrived: e.ArrivedAt, until: until})
+		r.spec = r.spec.Abandon(e.Key, until, e.ProviderDoneAt)
+	case x.Kind == models.ExpectProcess:
+		r.spec = r.spec.Complete(e.Key, e.ProviderStatus, e.ProviderBodyDigest, e.ProviderDoneAt)
+		if e.ProviderStatus < 500 {
+			r.first[e.Key], r.firstHeaders[e.Key] = answer(e), e.ProviderHeaders
+		}
+	}
+	r.verdicts = append(r.verdicts, specVerdict{ex: e, expect: x, first: r.first[e.Key], firstHeaders: r.firstHeaders[e.Key]})
+}
+
+// abandonsHold reports whether every dead holder's lease still ends where
+// it was replayed to end (a time jump since may have moved it).
+func (r *replay) abandonsHold(w World) bool {
+	for _, a := range r.abandons {
+		if !nextJump(w, a.arrived).Equal(a.until) {
+			return false
+		}
+	}
+	return true
+}
+
+// Fresh verdicts and client creates since an invariant's last step.
+
+func (c *Checker) stepKeyFormat(w World) Finding {
+	f := checkKeyFormatOf(w, c.clientPostsFrom(w, c.kfAt))
+	c.kfAt = len(c.clientPosts)
+	return f
+}
+
+func (c *Checker) stepNoStaleKey(w World) Finding {
+	if c.firstSent == nil {
+		c.firstSent = map[string]time.Time{}
+	}
+	f := noStaleKeyOf(w, c.clientPostsFrom(w, c.staleAt), c.firstSent)
+	c.staleAt = len(c.clientPosts)
+	return f
+}
+
+func (c *Checker) stepOneKeyPerIntent(w World) Finding {
+	if c.keysOf == nil {
+		c.keysOf, c.refsOf, c.refIndex = map[string][]string{}, map[string]string{}, map[string]int{}
+	}
+	f := oneKeyOf(w, c.clientPostsFrom(w, c.okAt), c.keysOf, c.refsOf, c.refIndex)
+	c.okAt = len(c.clientPosts)
+	return f
+}
+
+func (c *Checker) stepReplayConsistent(w World) Finding {
+	vs := c.r.verdicts[c.rcAt:]
+	c.rcAt = len(c.r.verdicts)
+	if f := replayVerdicts(w, vs); !f.Holds() {
+		return f
+	}
+	c.declines += declinesAllowed(vs)
+	return c.declinesRunOnce(w)
+}
+
+func (c *Checker) stepMismatchRejected(w World) Finding {
+	vs := c.r.verdicts[c.mrAt:]
+	c.mrAt = len(c.r.verdicts)
+	return mismatchVerdicts(w, vs)
+}
+
+// declinesRunOnce is checkDeclinesRunOnce over the Checker's counts: the
+// verdicts' declines so far, plus the creates still at the provider (all
+// among the open posts) and merchant B's probes.
+func (c *Checker) declinesRunOnce(w World) Finding {
+	if w.Declines < 0 || w.Killable {
+		return Finding{}
+	}
+	exs := w.History.Exchanges
+	allowed := c.declines
+	for _, p := range c.r.open {
+		if e := exs[p.i]; e.Forwarded && !e.ProviderDone {
+			allowed++
+		}
+	}
+	for _, i := range c.others {
+		if e := exs[i]; e.ProviderStatus == 402 || e.Forwarded && !e.ProviderDone {
+			allowed++
+		}
+	}
+	return declinesFinding(w, allowed)
+}
+
+func (c *Checker) clientPostsFrom(w World, at int) []models.Exchange {
+	idx := c.clientPosts[at:]
+	if len(idx) == 0 {
+		return nil
+	}
+	out := make([]models.Exchange, len(idx))
+	for k, i := range idx {
+		out[k] = w.History.Exchanges[i]
+	}
+	return out
+}

@@ -1,0 +1,134 @@
+package conformance
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemcheck/idemcheck/sut/mutants"
+)
+
+// agreeEnv names the file a child run of TestConformance writes, when
+// set, one line per step: the incremental verdict (check.Checker) next to
+// the whole-history one (check.Evaluate) over the same World.
+const agreeEnv = "IDEMCHECK_CHECKER_AGREE"
+
+func init() {
+	path := os.Getenv(agreeEnv)
+	if path == "" {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		panic(err)
+	}
+	var mu sync.Mutex
+	out := bufio.NewWriter(f)
+	stepHook = func(w World, invs []Invariant, got *ViolationError) {
+		want := evaluate(w, invs)
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case verdictLine(got) != verdictLine(want):
+			fmt.Fprintf(out, "DISAGREE incremental %s whole %s\n", verdictLine(got), verdictLine(want))
+		default:
+			fmt.Fprintf(out, "agree %s\n", verdictLine(want))
+		}
+		_ = out.Flush()
+	}
+}
+
+// verdictLine is a verdict on one line: "holds", or the invariant, the
+// category and the message.
+func verdictLine(v *ViolationError) string {
+	if v == nil {
+		return "holds"
+	}
+	return strings.ReplaceAll(v.Invariant+" | "+v.Category+" | "+v.Message, "\n", `\n`)
+}
+
+// agreeRun runs TestConformance in a child against mutant ("" for the
+// reference) with seed and checks, and returns the child's step lines.
+func agreeRun(t *testing.T, mutant, seed string, checks int) (lines []string, failed bool, out string) {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "agree.txt")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestConformance$", "-rapid.seed="+seed, fmt.Sprintf("-rapid.checks=%d", checks))
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "IDEMCHECK_PROVIDER=embedded", "IDEMCHECK_PROVIDER_STORE=memory", "IDEMCHECK_MUTANT="+mutant,
+		"IDEMCHECK_REPORT_DIR="+filepath.Join(dir, "reports"), "GITHUB_STEP_SUMMARY=", "IDEMCHECK_REPRODUCE=0", agreeEnv+"="+path)
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		_, exit := err.(*exec.ExitError)
+		require.True(t, exit, "running the child: %v\n%s", err, b)
+		failed = true
+	}
+	data, err := os.ReadFile(path)
+	require.NoError(t, err, "the child wrote no verdicts:\n%s", b)
+	return strings.Split(strings.TrimSpace(string(data)), "\n"), failed, string(b)
+}
+
+// agreeMutants are the in-memory mutants whose counterexamples the
+// agreement test replays: one or more per invariant the Checker judges
+// incrementally (key-format, one-key-per-intent, replay-consistent with
+// its declines half, mismatch-rejected; stale-key-resend
+// takes ~10 s to find, so no-stale-key's steps are judged on the
+// reference's and these runs' histories), and one
+// judged whole (409-never-final).
+var agreeMutants = map[string]struct{ inv, seed string }{
+	"unquoted-key":                   {KeyFormat, "1"},
+	"fresh-key-per-request":          {OneKeyPerIntent, "1"},
+	"replay-new-charge":              {ReplayConsistent, "1"},
+	"decline-not-stored-then-charge": {ReplayConsistent, "1"},
+	"declined-key-recharges":         {MismatchRejected, "2"},
+	"conflict-is-success":            {ConflictNeverFinal, "1"},
+}
+
+// The incremental checker (check.Checker) and the whole-history evaluation
+// (check.Evaluate) name the same first violation — invariant, category and
+// message — or none, on every step of random sequences of the real
+// property: against the embedded reference, and against mutants, through
+// their search and every prefix their shrinking tries, so on their
+// counterexamples too. Each mutant must also be caught, and on its
+// invariant, so the comparison is not between two verdicts that never fail.
+func TestCheckerAgreesWithWholeEvaluation(t *testing.T) {
+	lines, failed, out := agreeRun(t, "", "1", 20)
+	require.False(t, failed, "the reference failed:\n%s", out)
+	assertAgree(t, "reference", lines, "")
+	assert.Greater(t, len(lines), 200, "the reference run judged too few steps")
+	for name, want := range agreeMutants {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			m, err := mutants.Lookup(name)
+			require.NoError(t, err)
+			require.Empty(t, m.ClientStore, "an in-memory mutant")
+			lines, failed, out := agreeRun(t, name, want.seed, 100)
+			require.True(t, failed, "the mutant survived:\n%s", out)
+			assertAgree(t, name, lines, want.inv)
+		})
+	}
+}
+
+// assertAgree checks a child's step lines: no disagreement, and when inv
+// is set, a violation of inv among the steps.
+func assertAgree(t *testing.T, run string, lines []string, inv string) {
+	t.Helper()
+	found := inv == ""
+	for i, l := range lines {
+		if !assert.False(t, strings.HasPrefix(l, "DISAGREE"), "%s step %d: %s", run, i+1, l) {
+			return
+		}
+		if inv != "" && strings.HasPrefix(l, "agree "+inv+" | ") {
+			found = true
+		}
+	}
+	assert.True(t, found, "%s: no step showed %s (%d steps)", run, inv, len(lines))
+}

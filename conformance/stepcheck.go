@@ -1,0 +1,26 @@
+package conformance
+
+import "github.com/idemcheck/idemcheck/conformance/check"
+
+// stepVerdict is the verdict on w after a step: the sequence's
+// check.Checker judges only what the step added, with the same first
+// violation check.Evaluate would name (checker_agree_test.go holds it to
+// that). Over a journaled backend (WireMock), whose Amend rewrites what
+// earlier exchanges say was sent, every step is judged whole.
+func (m *machine) stepVerdict(w World, invs []Invariant) *ViolationError {
+	if _, ok := m.w.prov.(journaled); ok {
+		return evaluate(w, invs)
+	}
+	if m.w.checker == nil {
+		m.w.checker = check.NewChecker(invs)
+	}
+	v := m.w.checker.Step(w)
+	if h := stepHook; h != nil {
+		h(w, invs, v)
+	}
+	return v
+}
+
+// stepHook, set by a test, sees every step's world, invariants and
+// incremental verdict; nil otherwise.
+var stepHook func(w World, invs []Invariant, got *ViolationError)
