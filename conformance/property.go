@@ -374,7 +374,10 @@ func (r *runState) stoppedWhy() string {
 // provider's and each provider's from another's. Against a URL it keeps
 // searching after a violation: every distinct deviation is reported, each
 // with its own counterexample (catalogue.go); a deviation cfg.Baseline
-// lists is KNOWN and does not fail t.
+// lists is KNOWN and does not fail t. With Config.Parallel above 1
+// (IDEMCHECK_PARALLEL) the embedded provider's property runs as the
+// subtests p0, p1, … of that test, at once, with one summary for all
+// (parallel.go); Config.Shard (IDEMCHECK_SHARD) picks its seeds (shard.go).
 func Run(t *testing.T, cfg Config) *Stats {
 	t.Helper()
 	kind := providerTag(cfg.Provider)

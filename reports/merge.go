@@ -54,7 +54,8 @@ type Merged struct {
 // summary.md (the summed statistics, as a run prints them, and a row per
 // part), stats.json (RunStats of the sum), merged.junit.xml (every
 // part's JUnit suites, renamed after their folder, and a suite of the
-// merged invariants), run.json; then out/index.md is rebuilt, listing the
+// merged invariants), run.json, the parts in the order they started;
+// then out/index.md is rebuilt, listing the
 // merged run and its parts. Its verdict is the worst of the parts' (FAIL
 // if any is). An input with no run folder is an error.
 func MergeRuns(out string, dirs []string, now time.Time) (Merged, error) {
@@ -102,6 +103,9 @@ func MergeRuns(out string, dirs []string, now time.Time) (Merged, error) {
 	if len(m.Parts) == 0 {
 		return m, fmt.Errorf("reports: no run folder (a folder with %s) in %s", runFile, strings.Join(dirs, ", "))
 	}
+	sort.SliceStable(m.Parts, func(i, j int) bool { // as they ran (a shell's shard-* puts shard-10 before shard-2)
+		return m.Parts[i].Entry.Started.Before(m.Parts[j].Entry.Started)
+	})
 	m.Verdict = worst(verdicts)
 	m.Stats = sumStats(m.Parts, now)
 	m.Stats.Verdict = m.Verdict

@@ -87,6 +87,13 @@ func TestMergeShards(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 3, strings.Count(string(index), "| property |")+strings.Count(string(index), "| merged |"), string(index))
 
+	// A merge of the merge counts each shard once (the merged run is skipped).
+	again := filepath.Join(dir, "again")
+	code, _, stderr = idemcheckIn(t, dir, nil, "merge", "-o", again, out)
+	require.Equal(t, 0, code, stderr)
+	m2, _ := runStats(t, again, "*-merged")
+	assert.Equal(t, m.Coverage, m2.Coverage)
+
 	// A failing run among the parts fails the merge.
 	bad := filepath.Join(dir, "bad")
 	code, _, stderr = idemcheckIn(t, dir, nil, "run", "--mutant", "fresh-key-per-request", "--checks", "20", "--report-dir", bad)
@@ -102,10 +109,13 @@ func TestMergeShards(t *testing.T) {
 	}
 }
 
-// TestMergeAndShardUsage: merge with nothing to merge, or a folder without
-// a run, and a shard out of range are usage errors (exit 2).
+// TestMergeAndShardUsage: merge's help; merge with nothing to merge, or a
+// folder without a run, and a shard out of range are usage errors (exit 2).
 func TestMergeAndShardUsage(t *testing.T) {
 	dir := t.TempDir()
+	if code, stdout, _ := idemcheckIn(t, dir, nil, "help", "merge"); code != 0 || !strings.Contains(stdout, "Usage: idemcheck merge [-o OUT] DIR...") || !strings.Contains(stdout, "-o folder") {
+		t.Errorf("idemcheck help merge: exit %d, stdout %q", code, stdout)
+	}
 	if code, _, stderr := idemcheckIn(t, dir, nil, "merge"); code != 2 {
 		t.Errorf("merge without a folder: exit %d, want 2; stderr:\n%s", code, stderr)
 	}
