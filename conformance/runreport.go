@@ -182,5 +182,14 @@ func (r *runState) writeCatalogue(t *testing.T) {
 		t.Logf("idemcheck: could not write the catalogue: %v", err)
 		return
 	}
+	verdict := reports.Known
+	for _, d := range devs {
+		if d.Verdict == reports.Fail {
+			verdict = reports.Fail
+		}
+	}
+	if err := reports.WriteRunStats(filepath.Dir(p), r.runStats(verdict, strconv.Itoa(len(devs))+" deviations")); err != nil {
+		t.Logf("idemcheck: could not write the run's statistics: %v", err) // for idemcheck merge
+	}
 	t.Logf("idemcheck: %d deviations in one run\ncatalogue: %s\nindex:     %s", len(devs), fromRoot(p), fromRoot(filepath.Join(r.cfg.ReportDir, reports.IndexFile)))
 }

@@ -30,9 +30,9 @@ type MergePart struct {
 	// Folder is the run's folder name in the merged directory.
 	Folder string
 	Entry  RunEntry
-	// Stats are the run's statistics: its stats.json, or for a
-	// certification its certification.json's coverage and invariants;
-	// nil for a run that kept neither (its verdict still counts).
+	// Stats are the run's statistics, its stats.json; nil for a run that
+	// kept none (a certification, whose property run beside it has them;
+	// a run written before stats.json existed): its verdict still counts.
 	Stats *RunStats
 }
 
@@ -170,21 +170,14 @@ func readJSON(path string, v any) error {
 	return nil
 }
 
-// partStats reads a run's stats.json, else its certification's coverage
-// and invariants; nil when it has neither.
+// partStats reads a run's stats.json; nil when it has none. A
+// certification keeps none of its own: its property run, a folder of its
+// own beside it, holds the same statistics (counted once).
 func partStats(dir string) *RunStats {
 	if s, err := ReadRunStats(dir); err == nil {
 		return &s
 	}
-	var c Certification
-	if readJSON(filepath.Join(dir, "certification.json"), &c) != nil {
-		return nil
-	}
-	s := RunStats{Test: c.RunID, Verdict: c.Overall(), Started: c.Started, Coverage: c.Coverage, Invariants: c.Invariants}
-	if c.Finished.After(c.Started) {
-		s.Seconds = c.Finished.Sub(c.Started).Seconds()
-	}
-	return &s
+	return nil
 }
 
 // partJUnit reads every *.junit.xml of a run folder, each suite renamed

@@ -136,7 +136,11 @@ func mergedMarkdown(m Merged) []byte {
 	for _, p := range m.Parts {
 		link := p.Folder + "/" + p.Entry.Report
 		if p.Stats == nil {
-			fmt.Fprintf(&b, "| [%s](%s) | %s | | %s | no statistics kept | | | |\n", mdText(p.Entry.RunID), link, mdText(p.Entry.Kind), verdictCell(p.Entry.Verdict))
+			why := "no statistics kept"
+			if p.Entry.Kind == "certification" {
+				why = "counted in its property run"
+			}
+			fmt.Fprintf(&b, "| [%s](%s) | %s | | %s | %s | | | |\n", mdText(p.Entry.RunID), link, mdText(p.Entry.Kind), verdictCell(p.Entry.Verdict), why)
 			continue
 		}
 		c := p.Stats.Coverage

@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"encoding/json"
 	"encoding/xml"
 	"os"
 	"path/filepath"
@@ -128,5 +129,45 @@ func TestMergeAndShardUsage(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, `IDEMCHECK_SHARD="`+shard+`" is not a shard i/n with 0 ≤ i < n`) {
 			t.Errorf("run with IDEMCHECK_SHARD=%s: exit %d, want 2 naming the variable; stderr:\n%s", shard, code, stderr)
 		}
+	}
+}
+
+// TestCertifyShardSharesBudgets: a certification run as shard 1 of 4 gets
+// a quarter of each budget (the requests asked for, the default charges
+// and duration), a merge of its report folder counts its sequences once
+// (the certification's and its property run's folders hold the same) and
+// has its verdict, and a shard out of range is refused before anything
+// is sent.
+func TestCertifyShardSharesBudgets(t *testing.T) {
+	url := serve(t)
+	dir := t.TempDir()
+	rd := filepath.Join(dir, "cert")
+	profile, err := filepath.Abs(profile) // the run starts in dir
+	require.NoError(t, err)
+	code, stdout, stderr := idemcheckIn(t, dir, []string{"IDEMCHECK_SHARD=1/4"}, "certify", url, "--profile", profile, "--checks", "5", "--budget-requests", "40000", "--report-dir", rd)
+	// PASS, or INCONCLUSIVE when 5 sequences left an invariant vacuous.
+	require.Contains(t, []int{0, 3}, code, stderr)
+	certCode := code
+	var c reports.Certification
+	raw, err := os.ReadFile(filepath.Join(filepath.Dir(strings.TrimSpace(stdout)), "certification.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(raw, &c))
+	limits := map[string]string{}
+	for _, b := range c.Budgets {
+		limits[b.Name] = b.Limit
+	}
+	assert.Equal(t, map[string]string{"requests": "10000", "charges": "2500", "duration": "7m30s"}, limits)
+	require.Positive(t, c.Coverage.Sequences)
+
+	out := filepath.Join(dir, "merged")
+	code, _, stderr = idemcheckIn(t, dir, nil, "merge", "-o", out, rd)
+	require.Equal(t, certCode, code, "the merge's verdict is the certification's; stderr:\n%s", stderr)
+	m, _ := runStats(t, out, "*-merged")
+	assert.Equal(t, c.Coverage.Sequences, m.Coverage.Sequences)
+	assert.Equal(t, c.Coverage.Exchanges, m.Coverage.Exchanges)
+
+	code, _, stderr = idemcheckIn(t, dir, []string{"IDEMCHECK_SHARD=4/4"}, "certify", url, "--profile", profile, "--report-dir", rd)
+	if code != 2 || !strings.Contains(stderr, "refused, nothing sent") || !strings.Contains(stderr, `IDEMCHECK_SHARD="4/4"`) {
+		t.Errorf("certify with IDEMCHECK_SHARD=4/4: exit %d, want 2 refusing it; stderr:\n%s", code, stderr)
 	}
 }
