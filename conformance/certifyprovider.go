@@ -49,6 +49,11 @@ func (p Provider) remoteConfig() (remote.Config, error) {
 	rc.Limits.MaxRequests = orInt(p.Budgets.Requests, rc.Limits.MaxRequests)
 	rc.Limits.MaxCharges = orInt(p.Budgets.Charges, rc.Limits.MaxCharges)
 	rc.Limits.MaxDuration = orDefault(p.Budgets.Duration, rc.Limits.MaxDuration)
+	shard, err := shardFromEnv()
+	if err != nil {
+		return rc, err
+	}
+	rc.Limits = shard.limits(rc.Limits) // IDEMCHECK_SHARD: this shard's share
 	return rc, nil
 }
 

@@ -3,6 +3,7 @@ package conformance
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -94,6 +95,21 @@ type Config struct {
 	// records before it stops searching (1: stop at the first, as rapid
 	// alone does); default 10. IDEMCHECK_MAX_DEVIATIONS.
 	MaxDeviations int
+	// Parallel is how many independent rapid properties the run checks at
+	// once, as the subtests p0 … p<N-1> of the run's test, each with its
+	// share of -rapid.checks and its own seed (parallel.go); 0 or 1: one,
+	// as before. Only the embedded provider with both stores in memory runs
+	// more than one (parallelism). FromEnv reads IDEMCHECK_PARALLEL,
+	// default runtime.NumCPU() — and 1 for a mutant run, unless
+	// IDEMCHECK_PARALLEL is set.
+	Parallel int
+	// parallelAuto: Parallel is FromEnv's default, not asked for; a mutant
+	// run then keeps one property (parallelism).
+	parallelAuto bool
+	// Shard is the part of a run split across machines this run is
+	// (seed range, and against a URL a share of the budgets; see Shard);
+	// the zero value is the whole run. IDEMCHECK_SHARD ("i/n").
+	Shard Shard
 }
 
 // The providers under test.
@@ -119,9 +135,9 @@ const (
 // FromEnv reads IDEMCHECK_PROVIDER, IDEMCHECK_MUTANT, IDEMCHECK_REPORT_DIR,
 // IDEMCHECK_MAX_ORDERS, IDEMCHECK_MAX_SCHEDULE, IDEMCHECK_REPRODUCE,
 // IDEMCHECK_CLIENT_STORE, IDEMCHECK_POSTGRES_URL, IDEMCHECK_CLIENT_INSTANCES,
-// IDEMCHECK_PROVIDER_STORE, IDEMCHECK_REDIS_URL, IDEMCHECK_BASELINE and
-// IDEMCHECK_MAX_DEVIATIONS. An unusable value is an
-// error naming the variable.
+// IDEMCHECK_PROVIDER_STORE, IDEMCHECK_REDIS_URL, IDEMCHECK_BASELINE,
+// IDEMCHECK_MAX_DEVIATIONS, IDEMCHECK_PARALLEL and IDEMCHECK_SHARD. An
+// unusable value is an error naming the variable.
 func FromEnv() (Config, error) {
 	c := Config{
 		Provider:      os.Getenv("IDEMCHECK_PROVIDER"),
@@ -140,6 +156,19 @@ func FromEnv() (Config, error) {
 		}
 	}
 	if err := c.storesFromEnv(); err != nil {
+		return c, err
+	}
+	c.Parallel, c.parallelAuto = runtime.NumCPU(), true
+	if v := os.Getenv(ParallelEnv); v != "" {
+		c.parallelAuto = false
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return c, fmt.Errorf("conformance: %s=%q is not a positive number of properties", ParallelEnv, v)
+		}
+		c.Parallel = n
+	}
+	var err error
+	if c.Shard, err = shardFromEnv(); err != nil {
 		return c, err
 	}
 	if v := os.Getenv("IDEMCHECK_TIME_SCALE"); v != "" {
@@ -218,5 +247,6 @@ func (c Config) remoteProvider() (*remote.Provider, error) {
 		return nil, err
 	}
 	rc.BaseURL = c.Provider
+	rc.Limits = c.Shard.limits(rc.Limits) // this shard's share of the budgets
 	return remote.New(rc)
 }

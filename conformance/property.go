@@ -380,7 +380,10 @@ func (r *runState) stoppedWhy() string {
 // provider's and each provider's from another's. Against a URL it keeps
 // searching after a violation: every distinct deviation is reported, each
 // with its own counterexample (catalogue.go); a deviation cfg.Baseline
-// lists is KNOWN and does not fail t.
+// lists is KNOWN and does not fail t. With Config.Parallel above 1
+// (IDEMCHECK_PARALLEL) the embedded provider's property runs as the
+// subtests p0, p1, … of that test, at once, with one summary for all
+// (parallel.go); Config.Shard (IDEMCHECK_SHARD) picks its seeds (shard.go).
 func Run(t *testing.T, cfg Config) *Stats {
 	t.Helper()
 	kind := providerTag(cfg.Provider)
@@ -466,6 +469,9 @@ func run(t *testing.T, cfg Config, stats *Stats) *Stats {
 	t.Cleanup(dropStore)
 	if cfg.isRemote() {
 		// Every deviation in one run, each reported as it is found.
+		if base := rapidSeed(); base != 0 && !cfg.Shard.whole() {
+			defer setRapidFlags(t, 0, cfg.Shard.streamSeed(base, 0, 1))() // this shard's seeds (shard.go)
+		}
 		r.catalogue(t)
 		r.stats.mu.Lock()
 		r.stats.stopped = r.stoppedWhy()
@@ -473,19 +479,21 @@ func run(t *testing.T, cfg Config, stats *Stats) *Stats {
 		r.writeCatalogue(t)
 		return r.stats
 	}
+	n := r.cfg.parallelism()
 	t.Cleanup(func() {
 		if t.Failed() {
-			if f, ok := r.last.get(); ok {
-				r.stats.mu.Lock()
-				r.stats.violated, r.stats.violation = f.Invariant, f.Message
-				r.stats.mu.Unlock()
+			if n == 1 { // a parallel run's failing properties wrote their own reports (runParallel)
+				r.failed(t)
 			}
-			r.writeReport(t)
 			return // the report says what failed; the statistics are in the passing runs' summaries
 		}
 		r.writeSummary(t)
 	})
-	rapid.Check(t, r.Property())
+	if n > 1 {
+		r.runParallel(t, n) // IDEMCHECK_PARALLEL: n properties at once, one summary (parallel.go)
+	} else {
+		r.checkStream(t, 0, 1, -1, rapidSeed(), r.Property()) // rapid.Check, from this shard's seed
+	}
 	r.stats.mu.Lock()
 	r.stats.stopped = r.stoppedWhy()
 	r.stats.mu.Unlock()

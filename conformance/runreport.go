@@ -47,6 +47,12 @@ func (r *runState) replayEnv() string {
 	if r.cfg.Mutant != "" {
 		env += "IDEMCHECK_MUTANT=" + r.cfg.Mutant + " "
 	}
+	if r.cfg.parallelism() > 1 {
+		env += ParallelEnv + "=1 " // one property, so rapid's own -rapid.seed= line replays too
+	}
+	if !r.cfg.Shard.whole() {
+		env += ShardEnv + "= " // the seed rapid printed is the check's own, not a shard's base
+	}
 	return env
 }
 
@@ -103,6 +109,9 @@ func (r *runState) writeReport(t *testing.T) {
 			return
 		}
 	}
+	if err := reports.WriteRunStats(p.Dir, r.runStats(reports.Fail, f.Invariant+" violated")); err != nil {
+		t.Logf("idemcheck: could not write the run's statistics: %v", err) // for idemcheck merge
+	}
 	repro := ""
 	if f.Reproducibility != nil {
 		repro = "\nreplayed: " + f.Reproducibility.String()
@@ -125,6 +134,9 @@ func (r *runState) writeSummary(t *testing.T) {
 	if err != nil {
 		t.Logf("idemcheck: could not record the run: %v", err)
 		return
+	}
+	if err := reports.WriteRunStats(dir, r.runStats(verdict, reason)); err != nil {
+		t.Logf("idemcheck: could not write the run's statistics: %v", err) // for idemcheck merge
 	}
 	t.Logf("summary: %s\nindex:   %s", fromRoot(filepath.Join(dir, "summary.md")), fromRoot(filepath.Join(r.cfg.ReportDir, reports.IndexFile)))
 }
@@ -169,6 +181,15 @@ func (r *runState) writeCatalogue(t *testing.T) {
 	if err != nil {
 		t.Logf("idemcheck: could not write the catalogue: %v", err)
 		return
+	}
+	verdict := reports.Known
+	for _, d := range devs {
+		if d.Verdict == reports.Fail {
+			verdict = reports.Fail
+		}
+	}
+	if err := reports.WriteRunStats(filepath.Dir(p), r.runStats(verdict, strconv.Itoa(len(devs))+" deviations")); err != nil {
+		t.Logf("idemcheck: could not write the run's statistics: %v", err) // for idemcheck merge
 	}
 	t.Logf("idemcheck: %d deviations in one run\ncatalogue: %s\nindex:     %s", len(devs), fromRoot(p), fromRoot(filepath.Join(r.cfg.ReportDir, reports.IndexFile)))
 }

@@ -10,6 +10,7 @@
 //	idemcheck serve [flags]         serve the reference provider (or a provider mutant) on loopback
 //	idemcheck replay [flags] FAILFILE
 //	                                replay a rapid fail file once, with no new search
+//	idemcheck merge [-o OUT] DIR... fold several runs' folders (shards) into one index, summary and JUnit file
 //	idemcheck help [VERB]           this text, or a verb's flags
 //
 // Progress goes to stderr: a line per requirement verdict and a running
@@ -66,6 +67,7 @@ func init() {
 		{"run", "[flags]", "run the conformance property against the embedded provider (virtual time) or WireMock", runMain},
 		{"serve", "[flags]", "serve the reference provider, or provider mutants, on a loopback address until SIGINT or SIGTERM", serveMain},
 		{"replay", "[flags] FAILFILE", "replay a rapid fail file once against the provider it failed on, with no new search", replayMain},
+		{"merge", "[-o OUT] DIR...", "fold the run folders of several runs (a sharded run's shards) into one index, summary and JUnit file", mergeMain},
 	}
 }
 
