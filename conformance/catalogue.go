@@ -235,7 +235,7 @@ func (r *runState) catalogue(t *testing.T) {
 			t.Error(text) // the harness could not judge: not a deviation
 			return
 		}
-		for try := 1; try <= flakyRetries && flaky(text) && r.stoppedWhy() == ""; try++ {
+		for try := 1; try <= flakyRetries && flaky(text) && !r.searchSpent(); try++ {
 			again, atext, ok := r.retryRound(t, rd, failFileIn(text))
 			if !ok {
 				t.Logf("idemcheck: round %d again (%d of %d) did not find its category again", n, try, flakyRetries)
@@ -319,6 +319,19 @@ func (r *runState) retryRound(t *testing.T, rd round, ff string) (again round, t
 	r.done = done
 	r.mu.Unlock()
 	return round{}, "", false
+}
+
+// searchSpent reports whether the run stopped, or a remote run's search
+// share of a budget is spent: a retry's search could not run.
+func (r *runState) searchSpent() bool {
+	if r.stoppedWhy() != "" {
+		return true
+	}
+	if r.cfg.Remote == nil {
+		return false
+	}
+	out, _ := (&remoteBackend{p: r.cfg.Remote}).SearchExhausted()
+	return out
 }
 
 // retries numbers the fail files of retried rounds (retryRound).

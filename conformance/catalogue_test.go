@@ -136,14 +136,14 @@ func shrinkCell(t *testing.T, cat, invariant string) string {
 func TestCatalogueShrinkCutByTheBudget(t *testing.T) {
 	url, requests := serveRefProvider(t, "replay-new-charge")
 	out, failed, dir := runConformance(t, "1", "IDEMCHECK_PROVIDER="+url, "IDEMCHECK_MUTANT=", "IDEMCHECK_TIME_SCALE=0.0667",
-		"IDEMCHECK_MAX_REQUESTS=120", "IDEMCHECK_MAX_CHARGES=100")
+		"IDEMCHECK_MAX_REQUESTS=60", "IDEMCHECK_MAX_CHARGES=50")
 	require.True(t, failed, out)
 	require.NotContains(t, out, "flaky test")
 	require.Contains(t, out, "not minimal: budget (the requests budget is spent while shrinking)")
 	md, err := os.ReadFile(reportFile(dir, "url", "failure.md"))
 	require.NoError(t, err, out)
 	require.Contains(t, string(md), "not minimal: budget")
-	require.LessOrEqual(t, requests.Load(), int64(120))
+	require.LessOrEqual(t, requests.Load(), int64(60))
 }
 
 // TestFailFilesKeptPerProvider: a counterexample kept for one provider is
