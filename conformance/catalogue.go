@@ -404,13 +404,9 @@ func (r *runState) record(t *testing.T, rd round, rapidText string) {
 	r.stats.deviation(reports.Deviation{Invariant: v.Invariant, Category: v.Category, Message: v.Message,
 		Verdict: verdict, Steps: len(f.History.Steps), Minimal: minimal, Replay: f.Replay, FailFile: ff,
 		Report: rel(p.Markdown), Curl: rel(p.Curl)})
-	where := "   (from the repository root)"
-	if !testing.Testing() {
-		where = "" // cmd/idemcheck: from the directory the run started in
-	}
 	line := fmt.Sprintf("idemcheck: deviation %d, %s: %s violated after %d shopper steps (%s)\n%s\n%s\ncategory: %s\nreport: %s\ncurl:   %s\nreplay: %s%s",
 		rd.n, verdict, v.Invariant, len(f.History.Steps), minimal, f.Explanation, v.Message, v.Category,
-		fromRoot(p.Markdown), fromRoot(p.Curl), f.Replay, where)
+		fromRoot(p.Markdown), fromRoot(p.Curl), f.Replay, replayWhere())
 	if verdict == reports.Fail {
 		t.Error(line)
 	} else {

@@ -111,9 +111,9 @@ func (r *runState) writeReport(t *testing.T) {
 	if f.Reproducibility != nil {
 		repro = "\nreplayed: " + f.Reproducibility.String()
 	}
-	t.Logf("idemcheck: %s violated after %d shopper steps\n%s\n%s\nreport: %s\njson:   %s\ncurl:   %s\njunit:  %s\nindex:  %s%s\nreplay: %s   (from the repository root)",
+	t.Logf("idemcheck: %s violated after %d shopper steps\n%s\n%s\nreport: %s\njson:   %s\ncurl:   %s\njunit:  %s\nindex:  %s%s\nreplay: %s%s",
 		f.Invariant, len(f.History.Steps), f.Explanation, f.Message, fromRoot(p.Markdown), fromRoot(p.JSON), fromRoot(p.Curl),
-		fromRoot(p.JUnit), fromRoot(filepath.Join(r.cfg.ReportDir, reports.IndexFile)), repro, f.Replay)
+		fromRoot(p.JUnit), fromRoot(filepath.Join(r.cfg.ReportDir, reports.IndexFile)), repro, f.Replay, replayWhere())
 }
 
 // writeSummary logs the statistics of a passing run and records the run
@@ -175,6 +175,16 @@ func (r *runState) writeCatalogue(t *testing.T) {
 		return
 	}
 	t.Logf("idemcheck: %d deviations in one run\ncatalogue: %s\nindex:     %s", len(devs), fromRoot(p), fromRoot(filepath.Join(r.cfg.ReportDir, reports.IndexFile)))
+}
+
+// replayWhere is where a replay: line runs from, as the line's suffix:
+// the repository root for the go test form, nothing for cmd/idemcheck's
+// (the directory the run started in, as its docs say).
+func replayWhere() string {
+	if testing.Testing() {
+		return "   (from the repository root)"
+	}
+	return ""
 }
 
 // cliReplay is "idemcheck replay FAILFILE" with, as flags, what makes a
