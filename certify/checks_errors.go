@@ -201,6 +201,11 @@ func checkInflightMismatch(r *runner) (verdict, string, error) {
 	if len(cs) > 1 {
 		return fail, fmt.Sprintf("two requests under one key with amounts %d and %d at once (answers %s): lookup by merchant reference found %d charges, at most 1 allowed", body.Amount, other.Amount, strings.Join(seen, ", "), len(cs)), nil
 	}
+	if !takenUp(as) {
+		// Neither request was processed nor refused as a conflict (404,
+		// 400, ...): nothing was in flight to refuse the other under.
+		return inc, fmt.Sprintf("neither request was taken up (answers %s): nothing was in flight to refuse the other under", strings.Join(seen, ", ")), nil
+	}
 	for _, a := range as {
 		if a.status >= 200 && a.status <= 299 {
 			continue
@@ -234,4 +239,17 @@ func (r *runner) concurrent(key string, a, b models.ChargeRequest) ([]answer, er
 		}
 	}
 	return out, nil
+}
+
+// takenUp reports whether a create of as was processed (2xx, a 402
+// decline), refused as a conflict (409, 422), or may have been (no
+// answer, a transient one): what an in-flight requirement can judge.
+func takenUp(as []answer) bool {
+	for _, a := range as {
+		switch {
+		case a.unknown(), a.status >= 200 && a.status <= 299, a.status == 402, a.status == 409, a.status == 422:
+			return true
+		}
+	}
+	return false
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode"
@@ -91,6 +92,9 @@ type round struct {
 	smallestV *ViolationError
 	// cut says why a shrink attempt stopped without a verdict (a budget).
 	cut string
+	// counted is how many of the round's first checks are already in the
+	// statistics (a retry of the round, flakyRetries).
+	counted int
 }
 
 // beginCheck says what the check about to start is for.
@@ -124,9 +128,14 @@ func (r *runState) endCheck(m *machine) {
 	case m.broken != nil || m.failed == nil && m.stopped != "":
 		return // no verdict
 	}
-	r.stats.sequence(m)
-	if f := r.cfg.OnSequence; f != nil {
-		f()
+	r.mu.Lock()
+	counted := r.round.calls <= r.round.counted // a retry's check run before
+	r.mu.Unlock()
+	if !counted {
+		r.stats.sequence(m)
+		if f := r.cfg.OnSequence; f != nil {
+			f()
+		}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -203,36 +212,45 @@ func (tb *roundTB) message() string {
 	return strings.Join(tb.text, "\n")
 }
 
+// flakyRetries is how many times the catalogue runs a round again when
+// rapid ended its shrink as "flaky" (a smaller sequence failed once but
+// not when run again: real-time timing), so that a deviation is not
+// reported at whatever length that ended it at. The round's search is
+// the same, so its violation comes back and is shrunk afresh; the retry
+// is kept when it found the same category and its counterexample is
+// smaller (or as small, from a shrink rapid reproduced to its end).
+const flakyRetries = 5
+
 // catalogue runs the property in rounds under t (see above) and records
 // every deviation: a FAIL fails t, a KNOWN one is only logged.
 func (r *runState) catalogue(t *testing.T) {
 	t.Helper()
 	checks := rapidChecks()
 	for n := 1; n <= r.cfg.MaxDeviations; n++ {
-		r.mu.Lock()
-		r.round = round{n: n, replays: keptFailFiles(t.Name()), skip: r.done, started: time.Now()}
-		r.mu.Unlock()
-		tb := &roundTB{T: t}
-		func() {
-			defer func() {
-				if p := recover(); p != nil && p != errRoundFailed {
-					panic(p)
-				}
-			}()
-			rapid.Check(tb, r.Property())
-		}()
-		if !tb.Failed() {
+		rd, text, failed := r.runRound(t, n, 0)
+		if !failed {
 			return
 		}
-		r.mu.Lock()
-		rd := r.round
-		r.mu.Unlock()
 		if rd.found == nil || rd.smallestV == nil {
-			t.Error(tb.message()) // the harness could not judge: not a deviation
+			t.Error(text) // the harness could not judge: not a deviation
 			return
+		}
+		for try := 1; try <= flakyRetries && flaky(text) && !r.searchSpent(); try++ {
+			again, atext, ok := r.retryRound(t, rd, failFileIn(text))
+			if !ok {
+				t.Logf("idemcheck: round %d again (%d of %d) did not find its category again", n, try, flakyRetries)
+				continue
+			}
+			t.Logf("idemcheck: round %d: rapid could not reproduce a shrink step (real-time timing) at %d steps; the round again (%d of %d): %d steps%s", n, len(rd.smallest.History.Steps), try, flakyRetries, len(again.smallest.History.Steps), map[bool]string{true: ", reproduced to the end of its shrink"}[!flaky(atext)])
+			if was, now := len(rd.smallest.History.Steps), len(again.smallest.History.Steps); now < was || now == was && !flaky(atext) {
+				removeFailFile(failFileIn(text))
+				rd, text = again, atext
+			} else {
+				removeFailFile(failFileIn(atext))
+			}
 		}
 		t.Logf("idemcheck: round %d took %s: %d checks up to its violation, %d to reproduce and shrink it", n, time.Since(rd.started).Round(time.Millisecond), rd.calls, rd.shrinks)
-		r.record(t, rd, tb.message())
+		r.record(t, rd, text)
 		r.mu.Lock()
 		r.ack[rd.smallestV.Category] = true
 		done := r.done
@@ -242,6 +260,92 @@ func (r *runState) catalogue(t *testing.T) {
 		}
 	}
 	t.Logf("idemcheck: the catalogue stops after %d deviations (IDEMCHECK_MAX_DEVIATIONS)", r.cfg.MaxDeviations)
+}
+
+// runRound runs round n's rapid.Check and returns the round, rapid's
+// message and whether rapid failed; the round's first counted checks
+// (counted, for a retry) are not counted again in the statistics.
+func (r *runState) runRound(t *testing.T, n, counted int) (round, string, bool) {
+	r.mu.Lock()
+	r.round = round{n: n, replays: keptFailFiles(t.Name()), skip: r.done, started: time.Now(), counted: counted}
+	r.mu.Unlock()
+	tb := &roundTB{T: t}
+	func() {
+		defer func() {
+			if p := recover(); p != nil && p != errRoundFailed {
+				panic(p)
+			}
+		}()
+		rapid.Check(tb, r.Property())
+	}()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.round, tb.message(), tb.Failed()
+}
+
+// retryRound runs rd's round again (flakyRetries) with rd's fail file
+// ff put aside, so rapid searches and shrinks instead of replaying it. It
+// returns the retry when it found rd's category again; otherwise the run
+// is put back as it was (ok false).
+func (r *runState) retryRound(t *testing.T, rd round, ff string) (again round, text string, ok bool) {
+	aside := ff + ".aside"
+	if ff != "" && os.Rename(ff, aside) != nil {
+		return round{}, "", false
+	}
+	defer func() {
+		if ff != "" {
+			_ = os.Rename(aside, ff)
+		}
+	}()
+	r.mu.Lock()
+	done := r.done
+	r.mu.Unlock()
+	again, text, failed := r.runRound(t, rd.n, rd.calls)
+	again.started = rd.started
+	if nf := failFileIn(text); nf != "" {
+		// rapid names a fail file by the second: the retry's may have
+		// taken ff's name; it gets one of its own.
+		pid := "-" + strconv.Itoa(os.Getpid()) + ".fail"
+		to := strings.TrimSuffix(strings.TrimSuffix(nf, pid), ".fail") + "-retry" + strconv.Itoa(int(retries.Add(1))) + pid
+		if os.Rename(nf, to) == nil {
+			text = strings.ReplaceAll(text, nf, to)
+		}
+	}
+	if failed && again.smallestV != nil && again.smallestV.Category == rd.smallestV.Category {
+		return again, text, true
+	}
+	removeFailFile(failFileIn(text))
+	r.mu.Lock()
+	r.done = done
+	r.mu.Unlock()
+	return round{}, "", false
+}
+
+// searchSpent reports whether the run stopped, or a remote run's search
+// share of a budget is spent: a retry's search could not run.
+func (r *runState) searchSpent() bool {
+	if r.stoppedWhy() != "" {
+		return true
+	}
+	if r.cfg.Remote == nil {
+		return false
+	}
+	out, _ := (&remoteBackend{p: r.cfg.Remote}).SearchExhausted()
+	return out
+}
+
+// retries numbers the fail files of retried rounds (retryRound).
+var retries atomic.Int64
+
+// flaky reports whether rapid's message is its "flaky test" verdict.
+func flaky(rapidText string) bool { return strings.Contains(rapidText, "flaky test") }
+
+// removeFailFile removes a fail file of this run's process, one a round
+// no longer reports.
+func removeFailFile(ff string) {
+	if ff != "" && strings.HasSuffix(ff, "-"+strconv.Itoa(os.Getpid())+".fail") {
+		_ = os.Remove(ff)
+	}
 }
 
 // record writes the round's deviation (its smallest counterexample) and
@@ -256,10 +360,10 @@ func (r *runState) record(t *testing.T, rd round, rapidText string) {
 	case rd.cut != "":
 		minimal = "not minimal: budget (" + rd.cut + " while shrinking)"
 		remedy = "Raise IDEMCHECK_MAX_REQUESTS, IDEMCHECK_MAX_CHARGES or IDEMCHECK_MAX_DURATION to shrink further."
-	case strings.Contains(rapidText, "flaky test") && rd.shrinks <= 1:
+	case flaky(rapidText) && rd.shrinks <= 1:
 		minimal = "not minimal: it did not fail again when rapid ran it a second time (the provider's timing), so it was not shrunk"
 		remedy = "Give the provider more processing time, or replay it a few times (IDEMCHECK_REPRODUCE), to see how often it fails."
-	case strings.Contains(rapidText, "flaky test"):
+	case flaky(rapidText):
 		minimal = "not minimal: a smaller sequence failed once but not when rapid ran it again (the provider's timing), which ends rapid's shrinking"
 		remedy = "Give the provider more processing time, or replay it a few times (IDEMCHECK_REPRODUCE), to see how often it fails."
 	case time.Since(rd.foundAt) >= rapidShrinkTime():
@@ -300,9 +404,9 @@ func (r *runState) record(t *testing.T, rd round, rapidText string) {
 	r.stats.deviation(reports.Deviation{Invariant: v.Invariant, Category: v.Category, Message: v.Message,
 		Verdict: verdict, Steps: len(f.History.Steps), Minimal: minimal, Replay: f.Replay, FailFile: ff,
 		Report: rel(p.Markdown), Curl: rel(p.Curl)})
-	line := fmt.Sprintf("idemcheck: deviation %d, %s: %s violated after %d shopper steps (%s)\n%s\n%s\ncategory: %s\nreport: %s\ncurl:   %s\nreplay: %s   (from the repository root)",
+	line := fmt.Sprintf("idemcheck: deviation %d, %s: %s violated after %d shopper steps (%s)\n%s\n%s\ncategory: %s\nreport: %s\ncurl:   %s\nreplay: %s%s",
 		rd.n, verdict, v.Invariant, len(f.History.Steps), minimal, f.Explanation, v.Message, v.Category,
-		fromRoot(p.Markdown), fromRoot(p.Curl), f.Replay)
+		fromRoot(p.Markdown), fromRoot(p.Curl), f.Replay, replayWhere())
 	if verdict == reports.Fail {
 		t.Error(line)
 	} else {

@@ -2,9 +2,11 @@ package conformance
 
 import (
 	"fmt"
+	"net/http"
 
 	"github.com/idemcheck/idemcheck/checkout"
 	"github.com/idemcheck/idemcheck/models"
+	"github.com/idemcheck/idemcheck/reports"
 )
 
 // payAbandonedAgain checks the last clause of reconciliation-converges: an
@@ -29,9 +31,12 @@ func (m *machine) payAbandonedAgain() {
 			return
 		}
 		why := m.unsettled(sent)
+		if why == "" && res.Outcome != checkout.Paid {
+			why = m.refusedOutright(sent)
+		}
 		switch {
 		case res.Outcome != checkout.Paid && why != "":
-			m.stopped = why // the provider answered transiently: no verdict
+			m.stopped = why // the provider answered transiently, or refused outright: no verdict
 			m.run.noteStopped(why)
 			return
 		case res.Outcome != checkout.Paid:
@@ -72,4 +77,34 @@ func reusedKey(before, after []models.PaymentAttempt, order int64) bool {
 		}
 	}
 	return false
+}
+
+// refusedOutright says why the creates sent since exchange from are no
+// verdict on convergence against a URL, or "": each one the provider
+// answered was refused outright, with a 4xx that is neither a decline
+// (402) nor about the key (409, 422) — a wrong path, a body it will not
+// read (404, 400, 401, 403 …) — as it refuses every create of a
+// provider not in the dialect; the requirements call such answers
+// INCONCLUSIVE too.
+func (m *machine) refusedOutright(from int) string {
+	if !m.w.real || !m.run.cfg.isRemote() {
+		return ""
+	}
+	exs := m.w.hist.Snapshot().Exchanges
+	seen := map[string]int{}
+	for _, e := range exs[min(from, len(exs)):] {
+		if !e.IsPost() || !e.ProviderDone {
+			continue
+		}
+		switch s := e.ProviderStatus; {
+		case s >= 400 && s < 500 && s != http.StatusPaymentRequired && s != http.StatusConflict && s != http.StatusUnprocessableEntity && s != http.StatusTooManyRequests:
+			seen[fmt.Sprint(s)]++
+		default:
+			return "" // an answer about the payment or the key: the verdict stands
+		}
+	}
+	if len(seen) == 0 {
+		return ""
+	}
+	return "the provider refused every create of paying an abandoned order again (" + reports.Tally(seen) + "), as it refuses a request not in its dialect: reconciliation-converges not judged"
 }

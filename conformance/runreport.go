@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/idemcheck/idemcheck/reports"
+	"github.com/idemcheck/idemcheck/sut/remote"
 )
 
 // What a run writes for people: the failure report and its replay command,
@@ -26,6 +27,9 @@ func fromRoot(path string) string {
 
 // envHint is what rapid's own "To reproduce" line needs in front of it.
 func (r *runState) envHint() string {
+	if !testing.Testing() {
+		return "" // cmd/idemcheck: its replay: line names everything as flags
+	}
 	if env := r.replayEnv(); env != "" {
 		return "\nreproduce with " + env + "set (see the replay: line below)"
 	}
@@ -116,9 +120,9 @@ func (r *runState) writeReport(t *testing.T) {
 	if f.Reproducibility != nil {
 		repro = "\nreplayed: " + f.Reproducibility.String()
 	}
-	t.Logf("idemcheck: %s violated after %d shopper steps\n%s\n%s\nreport: %s\njson:   %s\ncurl:   %s\njunit:  %s\nindex:  %s%s\nreplay: %s   (from the repository root)",
+	t.Logf("idemcheck: %s violated after %d shopper steps\n%s\n%s\nreport: %s\njson:   %s\ncurl:   %s\njunit:  %s\nindex:  %s%s\nreplay: %s%s",
 		f.Invariant, len(f.History.Steps), f.Explanation, f.Message, fromRoot(p.Markdown), fromRoot(p.JSON), fromRoot(p.Curl),
-		fromRoot(p.JUnit), fromRoot(filepath.Join(r.cfg.ReportDir, reports.IndexFile)), repro, f.Replay)
+		fromRoot(p.JUnit), fromRoot(filepath.Join(r.cfg.ReportDir, reports.IndexFile)), repro, f.Replay, replayWhere())
 }
 
 // writeSummary logs the statistics of a passing run and records the run
@@ -153,11 +157,11 @@ func runPattern(test string) string {
 // replayCommand is the command that replays the run's failure from the
 // repository root: the go test line with the run's mutant and failFile
 // (rapid's fail file, relative to the package directory; "" for none).
-// Outside go test (cmd/idemcheck) it is "idemcheck replay FAILFILE" with
-// the same environment, from the directory the run started in.
+// Outside go test (cmd/idemcheck) it is the CLI line, from the directory
+// the run started in (cliReplay).
 func replayCommand(r *runState, failFile string) string {
 	if !testing.Testing() && failFile != "" {
-		return r.replayEnv() + "idemcheck replay " + failFile // cmd/idemcheck
+		return r.cliReplay(failFile)
 	}
 	cmd := fmt.Sprintf("go test ./%s -run '%s'", filepath.ToSlash(pkgDir()), runPattern(r.test))
 	if failFile != "" {
@@ -192,4 +196,58 @@ func (r *runState) writeCatalogue(t *testing.T) {
 		t.Logf("idemcheck: could not write the run's statistics: %v", err) // for idemcheck merge
 	}
 	t.Logf("idemcheck: %d deviations in one run\ncatalogue: %s\nindex:     %s", len(devs), fromRoot(p), fromRoot(filepath.Join(r.cfg.ReportDir, reports.IndexFile)))
+}
+
+// replayWhere is where a replay: line runs from, as the line's suffix:
+// the repository root for the go test form, nothing for cmd/idemcheck's
+// (the directory the run started in, as its docs say).
+func replayWhere() string {
+	if testing.Testing() {
+		return "   (from the repository root)"
+	}
+	return ""
+}
+
+// cliReplay is "idemcheck replay FAILFILE" with, as flags, what makes a
+// replay draw and judge the same sequence as the run that failed: the
+// provider (a URL without credentials), the mutant, and against a URL the
+// profile and dialect the run used (a profile decides which invariants are
+// judged from the provider's answers, and how: without it a replay of a
+// certification is judged against the draft and may pass). The API keys
+// stay in IDEMCHECK_API_KEY / IDEMCHECK_API_KEY_2.
+func (r *runState) cliReplay(failFile string) string {
+	args := []string{"idemcheck", "replay", failFile}
+	if r.cfg.Provider != ProviderEmbedded {
+		args = append(args, "-provider", reports.RedactURL(r.cfg.Provider))
+	}
+	if r.cfg.Mutant != "" {
+		args = append(args, "-mutant", r.cfg.Mutant)
+	}
+	if p := r.cfg.Remote; p != nil {
+		if c := p.Config(); c.ProfilePath != "" {
+			args = append(args, "-profile", c.ProfilePath)
+		}
+		if d := p.Config().Dialect; d != "" && d != remote.DialectReference {
+			args = append(args, "-dialect", d)
+		}
+	}
+	env := ""
+	if r.cfg.onRedis() {
+		env = "IDEMCHECK_PROVIDER_STORE=redis "
+	}
+	for i, a := range args {
+		args[i] = shellWord(a)
+	}
+	return env + strings.Join(args, " ")
+}
+
+// shellWord is a in single quotes when a POSIX shell would split or expand
+// it.
+func shellWord(a string) string {
+	if a != "" && strings.IndexFunc(a, func(c rune) bool {
+		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-_./:=,@+%", c))
+	}) < 0 {
+		return a
+	}
+	return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
+	"os"
+	"strconv"
 	"testing"
 
 	"github.com/idemcheck/idemcheck/conformance"
@@ -29,7 +32,7 @@ func certifyMain(_ context.Context, args []string, stdout, stderr io.Writer) int
 	fs.IntVar(&p.Budgets.Charges, "budget-charges", 0, "most create requests (POST /v1/charges, each may charge) to send (IDEMCHECK_MAX_CHARGES, else 10000)")
 	fs.DurationVar(&p.Budgets.Duration, "budget-duration", 0, "longest wall-clock `duration` of the run (IDEMCHECK_MAX_DURATION, else 30m)")
 	fs.IntVar(&p.Checks, "checks", 0, "`sequences` the property draws (RAPID_CHECKS, else 100)")
-	fs.Uint64Var(&p.Seed, "seed", 0, "the property's `seed` (RAPID_SEED, else random; a failure prints it)")
+	fs.Uint64Var(&p.Seed, "seed", 0, "the property's `seed` (RAPID_SEED, else random; the run prints the seed it used)")
 	fs.StringVar(&p.ReportDir, "report-dir", "", "`folder` of the run folders and index.md (IDEMCHECK_REPORT_DIR, else ./idemcheck-reports)")
 	fs.StringVar(&p.Baseline, "baseline", "", "baseline `file`: deviations it lists are KNOWN, not FAIL (IDEMCHECK_BASELINE, else none)")
 	verbose := fs.Bool("v", false, "print the harness's own log (go test -v's), not only progress")
@@ -43,15 +46,21 @@ func certifyMain(_ context.Context, args []string, stdout, stderr io.Writer) int
 		return exitUsage
 	}
 	p.URL, p.Progress = pos[0], stderr
-	if err := p.Validate(); err != nil {
+	err := p.Validate()
+	if err != nil {
 		fmt.Fprintf(stderr, "idemcheck certify: refused, nothing sent: %v\n", err)
 		return exitUsage
 	}
+	if p.Seed, err = runSeed(p.Seed); err != nil {
+		fmt.Fprintln(stderr, "idemcheck certify:", err)
+		return exitUsage
+	}
+	fmt.Fprintf(stderr, "idemcheck: seed %d (repeat this run with -seed %d)\n", p.Seed, p.Seed)
 	stop, release := onSignal(stderr, false)
 	defer release()
 	p.Stop = stop
 	var res conformance.Result
-	_, err := gotest.Run("idemcheck", testFlags(*verbose), func(t *testing.T) { res = conformance.CertifyProvider(t, p) })
+	_, err = gotest.Run("idemcheck", testFlags(*verbose), func(t *testing.T) { res = conformance.CertifyProvider(t, p) })
 	if err != nil {
 		fmt.Fprintln(stderr, "idemcheck certify:", err)
 		return exitUsage
@@ -91,4 +100,25 @@ func testFlags(verbose bool) []string {
 		return []string{"-test.v=true"}
 	}
 	return nil
+}
+
+// runSeed is the property's seed: seed when set, else RAPID_SEED, else a
+// random one, so that the run can print it and be repeated with -seed.
+func runSeed(seed uint64) (uint64, error) {
+	if seed != 0 {
+		return seed, nil
+	}
+	if v := os.Getenv("RAPID_SEED"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("RAPID_SEED=%q is not a seed (an unsigned integer)", v)
+		}
+		if n != 0 {
+			return n, nil
+		}
+	}
+	for seed == 0 {
+		seed = rand.Uint64()
+	}
+	return seed, nil
 }

@@ -28,7 +28,7 @@ func runMain(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("run", stderr, runAbout)
 	cfg := propertyFlags(fs, "embedded (virtual time) or wiremock (real time; IDEMCHECK_WIREMOCK_URL, else the jar npm ci installs)")
 	checks := fs.Int("checks", 0, "`sequences` to draw (RAPID_CHECKS, else 100)")
-	seed := fs.Uint64("seed", 0, "the property's `seed` (RAPID_SEED, else random; a failure prints it)")
+	seed := fs.Uint64("seed", 0, "the property's `seed` (RAPID_SEED, else random; the run prints the seed it used)")
 	verbose := fs.Bool("v", false, "print the harness's log (go test -v's)")
 	pos, code, ok := parse(fs, args, stdout)
 	if !ok {
@@ -42,9 +42,13 @@ func runMain(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	if *checks > 0 {
 		targs = append(targs, "-rapid.checks="+strconv.Itoa(*checks))
 	}
-	if *seed != 0 {
-		targs = append(targs, "-rapid.seed="+strconv.FormatUint(*seed, 10))
+	s, err := runSeed(*seed)
+	if err != nil {
+		fmt.Fprintln(stderr, "idemcheck run:", err)
+		return exitUsage
 	}
+	fmt.Fprintf(stderr, "idemcheck: seed %d (repeat this run with -seed %d)\n", s, s)
+	targs = append(targs, "-rapid.seed="+strconv.FormatUint(s, 10))
 	return property("run", cfg, append(targs, testFlags(*verbose)...), stdout, stderr)
 }
 

@@ -27,7 +27,7 @@ func TestRunAndReplay(t *testing.T) {
 		t.Fatalf("fail files %q, want one", files)
 	}
 	rel, _ := filepath.Rel(dir, files[0])
-	if want := "replay: IDEMCHECK_MUTANT=fresh-key-per-request idemcheck replay " + rel; !strings.Contains(stderr, want) {
+	if want := "replay: idemcheck replay " + rel + " -mutant fresh-key-per-request\n"; !strings.Contains(stderr, want) {
 		t.Errorf("the report's replay line is not %q:\n%s", want, stderr)
 	}
 	if code, _, stderr := idemcheckIn(t, dir, nil, "replay", "--mutant", "fresh-key-per-request", "--report-dir", reports, files[0]); code != 1 {

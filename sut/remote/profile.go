@@ -60,7 +60,10 @@ type Statuses struct {
 // string ("24h", "90s").
 type Duration time.Duration
 
-// UnmarshalJSON reads a duration string.
+// UnmarshalJSON reads a duration string (the profile's one duration,
+// retention_window); it must be positive: a
+// retention window of "0s" (no key remembered at all) is refused rather
+// than read as the field left out (the 24 h default).
 func (d *Duration) UnmarshalJSON(b []byte) error {
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
@@ -69,6 +72,9 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	v, err := time.ParseDuration(s)
 	if err != nil || v < 0 {
 		return fmt.Errorf("%q is not a non-negative Go duration", s)
+	}
+	if v == 0 {
+		return fmt.Errorf("retention_window %q: a zero duration is refused (a provider that remembers no key is not idempotent); leave the field out for the 24h default", s)
 	}
 	*d = Duration(v)
 	return nil

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -99,4 +100,17 @@ func TestValidate_RefusesTheSameKeyTwice(t *testing.T) {
 	require.ErrorIs(t, err, remote.ErrInvalidKey)
 	_, err = remote.Config{BaseURL: "http://127.0.0.1:1", APIKey: "sk_test_a", SecondAPIKey: "sk_test_b"}.Validate()
 	require.NoError(t, err)
+}
+
+// TestParseProfile_RefusesAZeroRetentionWindow: "0s" is refused, naming
+// the field, not read as the field left out (24 h). Regression (issue 11,
+// breaker): it silently became 24 h.
+func TestParseProfile_RefusesAZeroRetentionWindow(t *testing.T) {
+	_, err := remote.ParseProfile([]byte(`{"retention_window":"0s"}`))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "retention_window")
+	assert.Contains(t, err.Error(), "zero duration is refused")
+	p, err := remote.ParseProfile([]byte(`{"name":"x"}`))
+	require.NoError(t, err)
+	assert.Equal(t, remote.DefaultRetentionWindow, time.Duration(p.RetentionWindow), "left out: the default")
 }

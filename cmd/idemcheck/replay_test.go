@@ -1,0 +1,82 @@
+package main_test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// deviationRE finds a deviation's headline, report and replay lines in
+// the output of certify or replay.
+var deviationRE = regexp.MustCompile(`idemcheck: deviation \d+, FAIL: (\S+) violated after (\d+) shopper steps[^\n]*\n(?:[^\n]*\n)*?\s*report: (\S+)\n(?:[^\n]*\n)*?\s*replay: ([^\n]*)`)
+
+// shopperSteps is the numbered step lines of a failure report's "Shopper
+// steps" section: the drawn steps, without what the provider answered.
+func shopperSteps(t *testing.T, md string) []string {
+	t.Helper()
+	b, err := os.ReadFile(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, _ := strings.Cut(string(b), "## Shopper steps\n")
+	sec, _, _ = strings.Cut(sec, "\n## ")
+	var out []string
+	for line := range strings.SplitSeq(sec, "\n") {
+		if regexp.MustCompile(`^\d+\. `).MatchString(line) {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// TestReplayOfACertifyFailure: the replay: line idemcheck certify prints
+// for a deviation is an idemcheck command (no "from the repository root",
+// no environment to set but the keys) which, run as printed from the same
+// directory, fails again with the same invariant and the same shopper
+// steps; the run prints its seed. Regression (issue 11): the line was the
+// go test form's environment plus "idemcheck replay FAILFILE", without
+// the certification's profile, and did not reproduce the failure.
+func TestReplayOfACertifyFailure(t *testing.T) {
+	url := serve(t, "--mutant", "no-fingerprint")
+	dir := t.TempDir()
+	prof, err := filepath.Abs(profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := idemcheckIn(t, dir, nil, "certify", url, "--profile", prof, "--checks", "40", "--seed", "1", "--report-dir", "reports")
+	if code != 1 {
+		t.Fatalf("certify: exit %d, want 1 (FAIL); stderr:\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, "idemcheck: seed 1 (repeat this run with -seed 1)") {
+		t.Errorf("certify does not print its seed:\n%s", stderr)
+	}
+	m := deviationRE.FindStringSubmatch(stderr)
+	if m == nil {
+		t.Fatalf("certify printed no deviation with a report and a replay line:\n%s", stderr)
+	}
+	invariant, steps, report, line := m[1], m[2], m[3], m[4]
+	if invariant != "mismatch-rejected" {
+		t.Errorf("deviation of %s, want mismatch-rejected", invariant)
+	}
+	args := strings.Fields(line)
+	if len(args) < 3 || args[0] != "idemcheck" || args[1] != "replay" || strings.Contains(line, "repository root") || strings.Contains(line, "=") {
+		t.Fatalf("replay line %q: want an idemcheck replay command with flags", line)
+	}
+	code, _, rstderr := idemcheckIn(t, dir, nil, args[1:]...)
+	if code != 1 {
+		t.Fatalf("%s: exit %d, want 1 (the failure came back); stderr:\n%s", line, code, rstderr)
+	}
+	r := deviationRE.FindStringSubmatch(rstderr)
+	if r == nil {
+		t.Fatalf("%s printed no deviation:\n%s", line, rstderr)
+	}
+	if r[1] != invariant || r[2] != steps {
+		t.Errorf("replay: %s after %s steps, want %s after %s", r[1], r[2], invariant, steps)
+	}
+	want, got := shopperSteps(t, filepath.Join(dir, report)), shopperSteps(t, filepath.Join(dir, r[3]))
+	if len(want) == 0 || strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("replayed steps differ:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
