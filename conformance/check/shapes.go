@@ -13,35 +13,45 @@ import "github.com/idemcheck/idemcheck/models"
 // no other provider invariant judges them.
 func checkEquivalentRequests(w World) Finding {
 	n := newNames(w)
-	// last is the key's latest completed answer to this very content in
-	// this account, sent in the client's own shape: the shape probe sends
-	// one just before itself (probe.go), so a key the provider forgot
-	// (a retention too short) is replay-consistent's failure, seen on that
-	// control request, not this one's.
-	last := map[string]models.Exchange{}
+	// first is the key's first completed answer to this very content in
+	// this account, sent in the client's own shape; replayed counts the
+	// later answers in that shape equal to it, and unsteady marks a key
+	// with one that differs (the shape probe sends one just before itself,
+	// probe.go). A shape is judged only under a key shown to replay: one
+	// the provider forgot (a retention too short), or replays wrongly, is
+	// replay-consistent's failure whatever the shape, not this one's.
+	first := map[string]models.Exchange{}
+	replayed := map[string]int{}
+	unsteady := map[string]bool{}
 	for _, e := range w.History.Exchanges {
 		if !e.IsPost() || !e.HasKey || !e.ProviderDone || asOtherAccount(w.History, e) {
 			continue
 		}
 		kind := ProbeKind(w.History, e)
 		at := e.Key + "\x00" + e.Fingerprint
-		f, seen := last[at]
+		f, seen := first[at]
 		if !IsShape(kind) {
-			if e.ProviderStatus != 409 && e.ProviderStatus < 500 && !refusedStoreDown(e) {
-				last[at] = e
+			switch {
+			case e.ProviderStatus == 409 || e.ProviderStatus >= 500 || refusedStoreDown(e):
+			case !seen:
+				first[at] = e
+			case e.ProviderStatus != f.ProviderStatus || e.ProviderBodyDigest != f.ProviderBodyDigest:
+				unsteady[at] = true
+			default:
+				replayed[at]++
 			}
 			continue
 		}
-		if !seen || refusedStoreDown(e) {
-			continue // nothing completed for this content under the key yet
+		if !seen || replayed[at] == 0 || unsteady[at] || refusedStoreDown(e) {
+			continue // the key is not shown to replay this content in the client's shape
 		}
 		ref := e.MerchantReference // named only in a violation
 		switch {
 		case e.ProviderStatus == 422:
-			return Violation(EquivalentRequestsAgree, "%s: the same request with %s was refused with 422 as another body (the key's answer just before was %s)", n.of(ref), shapeWords(kind), answer(f))
+			return Violation(EquivalentRequestsAgree, "%s: the same request with %s was refused with 422 as another body (the first answer was %s)", n.of(ref), shapeWords(kind), answer(f))
 		case e.ProviderStatus >= 200 && e.ProviderStatus < 300 && e.ProviderBodyDigest != f.ProviderBodyDigest,
 			e.ProviderStatus == 402 && e.ProviderBodyDigest != f.ProviderBodyDigest:
-			return Violation(EquivalentRequestsAgree, "%s: the same request with %s under a completed key was answered %s, not the key's stored response (%s)", n.of(ref), shapeWords(kind), answer(e), answer(f))
+			return Violation(EquivalentRequestsAgree, "%s: the same request with %s under a completed key was answered %s, not the first response (%s)", n.of(ref), shapeWords(kind), answer(e), answer(f))
 		}
 	}
 	return Finding{}

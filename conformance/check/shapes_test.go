@@ -30,26 +30,44 @@ func (f *fixture) probeAs(kind string, provider int, charge string) *models.Exch
 	return e
 }
 
+// shapeProbe appends a shape probe as the property sends it: the control
+// in the client's shape first (a replay of ch_000001), then kind.
+func (f *fixture) shapeProbe(kind string, provider int, charge string) {
+	f.probeAs("", 201, "ch_000001")
+	f.probeAs(kind, provider, charge)
+}
+
 func TestEquivalentRequestsAgree(t *testing.T) {
 	f := paidShapeFixture()
-	f.probeAs("same body, trailing slash", 201, "ch_000001")   // the replay
-	f.probeAs("same body, unrelated query parameter", 404, "") // a refusal
+	f.shapeProbe("same body, trailing slash", 201, "ch_000001")   // the replay
+	f.shapeProbe("same body, unrelated query parameter", 404, "") // a refusal
 	require.Nil(t, violated(t, f.w), "the replay or a refusal holds")
 
 	second := paidShapeFixture()
-	second.probeAs("same body, trailing slash", 201, "ch_000002")
+	second.shapeProbe("same body, trailing slash", 201, "ch_000002")
 	second.charge("ch_000002")
 	v := violated(t, second.w)
 	require.NotNil(t, v)
 	assert.Equal(t, check.EquivalentRequestsAgree, v.Invariant, "named before the second charge's consequences")
-	assert.Equal(t, "equivalent-requests-agree: order 1 intent 1: the same request with a trailing slash under a completed key was answered 201 ch_000002, not the key's stored response (201 ch_000001)", v.Message)
+	assert.Equal(t, "equivalent-requests-agree: order 1 intent 1: the same request with a trailing slash under a completed key was answered 201 ch_000002, not the first response (201 ch_000001)", v.Message)
 
 	refused := paidShapeFixture()
-	refused.probeAs("same body, fields in another order", 422, "")
+	refused.shapeProbe("same body, fields in another order", 422, "")
 	v = violated(t, refused.w)
 	require.NotNil(t, v)
 	assert.Equal(t, check.EquivalentRequestsAgree, v.Invariant)
 	assert.Contains(t, v.Message, "refused with 422 as another body")
+
+	// One answer in the client's shape does not show that the key
+	// replays (against a URL, the client's own answer may have been lost):
+	// the shape is not judged; the second charge still is, by its
+	// consequence.
+	unshown := paidShapeFixture()
+	unshown.probeAs("same body, trailing slash", 201, "ch_000002")
+	unshown.charge("ch_000002")
+	v = violated(t, unshown.w)
+	require.NotNil(t, v)
+	assert.Equal(t, check.AtMostOneChargePerOrder, v.Invariant, v.Message)
 }
 
 func TestKeyScopedPerAccount(t *testing.T) {
@@ -94,6 +112,15 @@ func TestEquivalentRequestsAgreeLeavesAForgottenKeyToReplayConsistent(t *testing
 	f.charge("ch_000002")
 	f.probeAs("same body, trailing slash", 201, "ch_000002") // the key's answer now
 	v := violated(t, f.w)
+	require.NotNil(t, v)
+	assert.Equal(t, check.ReplayConsistent, v.Invariant, v.Message)
+
+	again := paidShapeFixture() // a provider that charges every replay anew (replay-new-charge)
+	again.probeAs("", 201, "ch_000002")
+	again.charge("ch_000002")
+	again.probeAs("same body, trailing slash", 201, "ch_000003")
+	again.charge("ch_000003")
+	v = violated(t, again.w)
 	require.NotNil(t, v)
 	assert.Equal(t, check.ReplayConsistent, v.Invariant, v.Message)
 
