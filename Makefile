@@ -123,6 +123,6 @@ bench:
 # The CPU profile of BenchmarkProperty (docs/BENCHMARKS.md): what dominates.
 bench-profile:
 	mkdir -p $(BENCH_OUT)
-	$(GO) test -run '^$$' -bench '^BenchmarkProperty$$' -benchtime 5s -count 1 -cpuprofile $(BENCH_OUT)/property.cpu -o $(BENCH_OUT)/conformance.test ./conformance
+	$(GO) test -run '^$$' -bench '^BenchmarkProperty$$' -benchtime 10s -count 1 -cpuprofile $(BENCH_OUT)/property.cpu -o $(BENCH_OUT)/conformance.test ./conformance
 	$(GO) tool pprof -top -nodecount 30 $(BENCH_OUT)/conformance.test $(BENCH_OUT)/property.cpu
 	$(GO) tool pprof -top -cum -nodecount 40 $(BENCH_OUT)/conformance.test $(BENCH_OUT)/property.cpu
