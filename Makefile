@@ -16,7 +16,7 @@ TEST_REPORTS := $(CURDIR)/.cache/test-reports
 # The formatter of go test -json (internal/testprogress), built there.
 PROGRESS := $(CURDIR)/.cache/bin/testprogress
 
-.PHONY: conformance certify test vet deps mutants-doc example-module
+.PHONY: conformance certify test vet deps mutants-doc example-module bench bench-profile
 
 # The main job: the reference client against the embedded provider under
 # random fault schedules, with the per-invariant summary. Needs only Go
@@ -89,3 +89,40 @@ certify:
 # Regenerate docs/mutants.md from the kill matrix.
 mutants-doc:
 	$(GO) test ./conformance -run '^TestMutantMatrix$$' -count=1 -update-mutants-doc
+
+# The benchmarks of issue 15 (docs/BENCHMARKS.md): the provider's floor,
+# the main job's property and its growth, one safety evaluation at three
+# history lengths (each -count BENCH_COUNT), every in-memory mutant's time
+# to detect (median of BENCH_MUTANT_SEEDS seeds: 3 here to stay under
+# ~10 min on 2 cores; docs/BENCHMARKS.md has a 10-seed run) and the peak
+# memory of a BENCH_SEQUENCES-sequence run (once). Not part of make test:
+# nothing here fails on a duration. The raw output goes to BENCH_OUT,
+# benchstat's summary beside it; the one table of medians and ratios to
+# the floor (internal/benchtable) is printed.
+BENCH_OUT := $(CURDIR)/.cache/bench
+BENCH_COUNT ?= 5
+BENCH_MUTANT_SEEDS ?= 3
+BENCH_SEQUENCES ?= 10000
+BENCHSTAT := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
+bench:
+	mkdir -p $(BENCH_OUT) && rm -f $(BENCH_OUT)/bench.txt
+	@echo "bench: the provider (count $(BENCH_COUNT))"
+	$(GO) test -run '^$$' -bench '^BenchmarkProvider(Direct|Loopback)$$' -count $(BENCH_COUNT) ./sut/provider >>$(BENCH_OUT)/bench.txt
+	@echo "bench: the property, its steps, the checker (count $(BENCH_COUNT))"
+	$(GO) test -run '^$$' -bench '^Benchmark(Property|PropertySteps|CheckerStep)$$' -count $(BENCH_COUNT) -timeout 30m ./conformance >>$(BENCH_OUT)/bench.txt
+	@echo "bench: every in-memory mutant, $(BENCH_MUTANT_SEEDS) seeds"
+	$(GO) test -run '^$$' -bench '^BenchmarkMutantDetect$$' -benchtime $(BENCH_MUTANT_SEEDS)x -timeout 30m ./conformance >>$(BENCH_OUT)/bench.txt
+	@echo "bench: peak memory of $(BENCH_SEQUENCES) sequences"
+	IDEMCHECK_BENCH_SEQUENCES=$(BENCH_SEQUENCES) $(GO) test -run '^$$' -bench '^BenchmarkPeakMemory$$' -benchtime 1x -timeout 60m ./conformance >>$(BENCH_OUT)/bench.txt
+	$(GO) run $(BENCHSTAT) $(BENCH_OUT)/bench.txt >$(BENCH_OUT)/benchstat.txt 2>&1
+	@echo
+	@$(GO) run ./internal/benchtable $(BENCH_OUT)/bench.txt
+	@echo
+	@echo "raw: $(BENCH_OUT)/bench.txt; benchstat (95% intervals): $(BENCH_OUT)/benchstat.txt"
+
+# The CPU profile of BenchmarkProperty (docs/BENCHMARKS.md): what dominates.
+bench-profile:
+	mkdir -p $(BENCH_OUT)
+	$(GO) test -run '^$$' -bench '^BenchmarkProperty$$' -benchtime 10s -count 1 -cpuprofile $(BENCH_OUT)/property.cpu -o $(BENCH_OUT)/conformance.test ./conformance
+	$(GO) tool pprof -top -nodecount 30 $(BENCH_OUT)/conformance.test $(BENCH_OUT)/property.cpu
+	$(GO) tool pprof -top -cum -nodecount 40 $(BENCH_OUT)/conformance.test $(BENCH_OUT)/property.cpu
