@@ -6,25 +6,44 @@ import (
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"github.com/idemcheck/idemcheck/conformance/check"
 )
 
-// BenchmarkCheckerStep is one evaluation of the safety invariants after a
-// step (evaluate(World, Safety()), what machine.check runs), over a
-// history of about 10, 100 and 1000 wire exchanges. The histories are
-// real: the reference client and the embedded provider under drawn faults
-// (rapid seed 1, one long sequence of up to 1000 orders), each World the
-// snapshot taken at the first step after which the history holds at least
-// that many exchanges. Metrics: ns/op per evaluation, exchanges (the
-// history's actual length), ns/exchange. An incremental checker is flat
-// in the history's length; this one (the whole history read again) is
-// not. It reads only this package's evaluate and Safety, so it can be
-// pointed at another checker in one place.
+// BenchmarkCheckerStep is the safety invariants' verdict after one step,
+// over a history of about 10, 100 and 1000 wire exchanges: "step" is what
+// machine.check runs (check.Checker.Step, primed with the history before
+// the step, untimed, judging what the step added), "whole" the whole
+// history read again (check.Evaluate, the final verdict and the test
+// oracle). The histories are real: the reference client and the embedded
+// provider under drawn faults (rapid seed 1, one long sequence of up to
+// 1000 orders), each the snapshots before and after the first step after
+// which the history holds at least that many exchanges. Metrics: ns/op
+// per verdict, exchanges (the history's actual length), ns/exchange. An
+// incremental checker is flat in the history's length.
 func BenchmarkCheckerStep(b *testing.B) {
 	worlds := checkerWorlds(b)
 	for _, n := range checkerLengths {
-		w := worlds[n]
+		pair := worlds[n]
+		w := pair[1]
 		ex := len(w.History.Exchanges)
-		b.Run(fmt.Sprintf("exchanges=%d", n), func(b *testing.B) {
+		b.Run(fmt.Sprintf("step/exchanges=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				b.StopTimer()
+				c := check.NewChecker(Safety())
+				if v := c.Step(pair[0]); v != nil {
+					b.Fatalf("the reference's history violates %s: %s", v.Invariant, v.Message)
+				}
+				b.StartTimer()
+				if v := c.Step(w); v != nil {
+					b.Fatalf("the reference's history violates %s: %s", v.Invariant, v.Message)
+				}
+			}
+			b.ReportMetric(float64(ex), "exchanges")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(ex), "ns/exchange")
+		})
+		b.Run(fmt.Sprintf("whole/exchanges=%d", n), func(b *testing.B) {
 			if v := evaluate(w, Safety()); v != nil {
 				b.Fatalf("the reference's history violates %s: %s", v.Invariant, v.Message)
 			}
@@ -44,7 +63,7 @@ var checkerLengths = []int{10, 100, 1000}
 
 var (
 	checkerOnce  sync.Once
-	checkerBuilt map[int]World
+	checkerBuilt map[int][2]World
 	checkerErr   string
 )
 
@@ -55,10 +74,10 @@ var (
 // it passes; once the last is taken the rest of the sequence does nothing.
 // rapid's step count is geometric: a sequence too short for the last
 // length is followed by the next seed's.
-func checkerWorlds(b *testing.B) map[int]World {
+func checkerWorlds(b *testing.B) map[int][2]World {
 	checkerOnce.Do(func() {
 		withRapid(b, map[string]string{"rapid.checks": "20", "rapid.steps": "30000", "rapid.seed": "1"})
-		checkerBuilt = map[int]World{}
+		checkerBuilt = map[int][2]World{}
 		ok, out := inTest(b, "checkerWorlds", func(t *testing.T) {
 			r := benchRun(t, Config{MaxOrders: 1000})
 			rapid.Check(t, func(t *rapid.T) {
@@ -91,26 +110,23 @@ func captureWorlds(t *rapid.T, r *runState) {
 		m.w.drainHung()
 	})
 	actions := m.actions()
-	every := 1 // steps between two looks at the history's length
+	var prev World // the snapshot after the step before
 	actions[""] = func(*rapid.T) {
-		if m.stopped != "" || m.steps%every != 0 {
+		if m.stopped != "" {
 			return
 		}
 		m.w.clock.Settle()
-		n := len(m.w.hist.Snapshot().Exchanges)
-		if n >= checkerLengths[0]*10 {
-			every = 8 // a copy of a long history is dear; overshoot a few exchanges
+		s, err := m.w.snapshot()
+		if err != nil {
+			t.Fatal(err)
 		}
 		for _, want := range checkerLengths {
-			if _, done := checkerBuilt[want]; done || n < want {
+			if _, done := checkerBuilt[want]; done || len(s.History.Exchanges) < want || prev.History.Exchanges == nil {
 				continue
 			}
-			s, err := m.w.snapshot()
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkerBuilt[want] = s
+			checkerBuilt[want] = [2]World{prev, s}
 		}
+		prev = s
 		if len(checkerBuilt) == len(checkerLengths) {
 			m.stopped = "every history is built" // the remaining actions do nothing (machine.live)
 		}

@@ -140,12 +140,21 @@ type Spec struct {
 	// forgotten once more than Retention has passed since it completed.
 	Retention time.Duration
 	keys      map[string]KeyRecord
+	inPlace   bool // NewSequentialSpec: transitions update keys itself
 }
 
 // NewSpec returns the specification of a provider that remembers completed
 // keys for retention (24h in the reference dialect).
 func NewSpec(retention time.Duration) Spec {
 	return Spec{Retention: retention, keys: map[string]KeyRecord{}}
+}
+
+// NewSequentialSpec is NewSpec for a checker that replays one history in
+// order and never keeps an earlier state: its transitions update the
+// state they are given instead of copying it (O(1), not O(keys), per
+// transition), so a value it returned earlier must not be used again.
+func NewSequentialSpec(retention time.Duration) Spec {
+	return Spec{Retention: retention, keys: map[string]KeyRecord{}, inPlace: true}
 }
 
 // Record returns the state of key at time now (expiry applied).
@@ -161,6 +170,14 @@ func (s Spec) Record(key string, now time.Time) KeyRecord {
 }
 
 func (s Spec) with(key string, r KeyRecord) Spec {
+	if s.inPlace {
+		if r.State == KeyAbsent {
+			delete(s.keys, key)
+		} else {
+			s.keys[key] = r
+		}
+		return s
+	}
 	keys := make(map[string]KeyRecord, len(s.keys)+1)
 	for k, v := range s.keys {
 		keys[k] = v

@@ -224,7 +224,7 @@ func isProbe(h models.Snapshot, e models.Exchange) bool {
 // provider's early release became known only now (start over).
 func (r *replay) step(w World) bool {
 	if r.expects == nil {
-		r.spec = models.NewSpec(w.Retention)
+		r.spec = models.NewSequentialSpec(w.Retention)
 		r.expects, r.first, r.firstHeaders = map[int]models.Expect{}, map[string]string{}, map[string]models.ResponseHeaders{}
 	}
 	exs := w.History.Exchanges

@@ -52,7 +52,7 @@ func replaySpec(w World) []specVerdict {
 }
 
 func runSpec(w World) []specVerdict {
-	spec := models.NewSpec(w.Retention)
+	spec := models.NewSequentialSpec(w.Retention)
 	expects := map[int]models.Expect{}
 	first := map[string]string{}
 	firstHeaders := map[string]models.ResponseHeaders{}

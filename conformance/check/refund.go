@@ -99,21 +99,46 @@ func checkBooksWithRefunds(w World) Finding {
 // flight ends with it.
 func checkKeyScopedPerEndpoint(w World) Finding {
 	exs := w.History.Exchanges
+	// The refunds first, then the exchanges under their keys: linear in
+	// the history (keys are one per intent, so each group is small).
+	var refunds []int
+	byKey := map[string][]int{}
 	for i := range exs {
-		if e := &exs[i]; !e.IsRefund() || !e.HasKey || !e.ProviderDone {
-			continue // by pointer: most exchanges are creates, and an Exchange is large
+		if e := &exs[i]; e.IsRefund() && e.HasKey && e.ProviderDone {
+			refunds = append(refunds, i) // by pointer: most exchanges are creates, and an Exchange is large
+			byKey[e.Key] = nil
 		}
+	}
+	if len(refunds) == 0 {
+		return Finding{}
+	}
+	for i := range exs {
+		if e := &exs[i]; e.Forwarded && (e.IsPost() || e.IsRefund()) {
+			if group, ok := byKey[e.Key]; ok {
+				byKey[e.Key] = append(group, i)
+			}
+		}
+	}
+	for _, i := range refunds {
 		e := exs[i]
 		var charges []models.Exchange
-		for j := range exs {
-			if c := &exs[j]; c.IsPost() && c.Key == e.Key && c.Forwarded && c.ArrivalSeq < e.ArrivalSeq {
+		inFlight := false // an earlier refund under the key still at the provider when e arrived: a 409 is that refund's
+		for _, j := range byKey[e.Key] {
+			c := &exs[j]
+			if c.ArrivalSeq >= e.ArrivalSeq {
+				continue
+			}
+			switch {
+			case c.IsPost():
 				charges = append(charges, *c)
+			case !c.ProviderDone || c.ProviderSeq > e.ArrivalSeq:
+				inFlight = true
 			}
 		}
 		if len(charges) == 0 {
 			continue
 		}
-		finished := !refundInFlight(exs, e)
+		finished := !inFlight
 		for _, c := range charges {
 			if !c.ProviderDone || c.ProviderSeq > e.ArrivalSeq {
 				finished = false
@@ -132,18 +157,6 @@ func checkKeyScopedPerEndpoint(w World) Finding {
 		}
 	}
 	return Finding{}
-}
-
-// refundInFlight reports whether an earlier refund under e's key was still
-// at the provider when e arrived (then a 409 is that refund's, not the
-// charge's).
-func refundInFlight(exs []models.Exchange, e models.Exchange) bool {
-	for _, o := range exs {
-		if o.IsRefund() && o.Key == e.Key && o.Forwarded && o.ArrivalSeq < e.ArrivalSeq && (!o.ProviderDone || o.ProviderSeq > e.ArrivalSeq) {
-			return true
-		}
-	}
-	return false
 }
 
 // chargeName names the charge request c for a report: "the charge of
