@@ -30,8 +30,10 @@ BenchmarkProperty
 BenchmarkProperty-2   	     140	  10000000 ns/op	       800 allocs/exchange	      2500 exchanges/s	        25 exchanges/sequence	    400000 ns/exchange	        100 sequences/s	 3804193 B/op	    9893 allocs/op
 BenchmarkPropertySteps/steps=30-2   	     100	  10000000 ns/op	    300000 ns/exchange
 BenchmarkPropertySteps/steps=300-2   	     2	  900000000 ns/op	    900000 ns/exchange
-BenchmarkCheckerStep/exchanges=10-2         	    7137	    100000 ns/op	        11.00 exchanges
-BenchmarkCheckerStep/exchanges=1000-2       	       8	 150000000 ns/op	      1002 exchanges
+BenchmarkCheckerStep/step/exchanges=10-2         	    7137	    100000 ns/op	        11.00 exchanges
+BenchmarkCheckerStep/whole/exchanges=10-2         	    7137	    100000 ns/op	        11.00 exchanges
+BenchmarkCheckerStep/step/exchanges=1000-2       	       8	 150000000 ns/op	      1002 exchanges
+BenchmarkCheckerStep/whole/exchanges=1000-2       	       8	 600000000 ns/op	      1002 exchanges
 BenchmarkMutantDetect/fast-2 	      10	 310189267 ns/op	         1.000 checks-to-detect	         0.01 s-to-detect
 BenchmarkMutantDetect/slow-2 	      10	 310189267 ns/op	         9.000 checks-to-detect	         2 s-to-detect
 PASS
@@ -41,7 +43,7 @@ func TestParseKeepsEveryRunAndUnit(t *testing.T) {
 	res, err := parse(strings.NewReader(sample))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"ProviderDirect", "ProviderLoopback", "Property", "PropertySteps/steps=30", "PropertySteps/steps=300",
-		"CheckerStep/exchanges=10", "CheckerStep/exchanges=1000", "MutantDetect/fast", "MutantDetect/slow"}, res.order)
+		"CheckerStep/step/exchanges=10", "CheckerStep/whole/exchanges=10", "CheckerStep/step/exchanges=1000", "CheckerStep/whole/exchanges=1000", "MutantDetect/fast", "MutantDetect/slow"}, res.order)
 	assert.Equal(t, 3, res.benches["ProviderDirect"].runs)
 	assert.Equal(t, []string{"ns/op", "exchanges/s", "B/op", "allocs/op"}, res.benches["ProviderDirect"].units)
 	assert.Equal(t, "2", res.procs)
@@ -65,7 +67,11 @@ func TestRatiosToTheFloor(t *testing.T) {
 	require.NoError(t, err)
 	got := map[string]ratio{}
 	for _, q := range res.ratios() {
-		got[strings.SplitN(q.name, " ", 2)[0]] = q
+		name := strings.SplitN(q.name, " ", 2)[0]
+		if strings.HasPrefix(q.name, "CheckerStep at") {
+			name = "CheckerStep at"
+		}
+		got[name] = q
 	}
 	assert.Equal(t, "20.0×", got["Property"].value, "400 000 ns per exchange over a 20 000 ns floor")
 	assert.Equal(t, "500", got["direct"].value, "10 ms a sequence is 500 calls of 20 µs")
@@ -73,6 +79,7 @@ func TestRatiosToTheFloor(t *testing.T) {
 	assert.Equal(t, "5.00×", got["ProviderLoopback"].value)
 	assert.Equal(t, "3.00×", got["PropertySteps"].value)
 	assert.Equal(t, "1500×", got["CheckerStep"].value)
+	assert.Equal(t, "4.00×", got["CheckerStep at"].value, "600 ms whole over 150 ms a step")
 	assert.Equal(t, "2.00 s; 1", got["mutants:"].value)
 	assert.Contains(t, got["mutants:"].name, "(slow)")
 	assert.Equal(t, "< 0.5 s each: 4.00× over", got["mutants:"].target)
@@ -97,7 +104,7 @@ func TestWriteIsOneTableWithTheRatiosLast(t *testing.T) {
 	var b strings.Builder
 	require.NoError(t, res.write(&b))
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	require.Len(t, lines, 2+9+6, b.String())
+	require.Len(t, lines, 2+11+7, b.String())
 	assert.Equal(t, "| ProviderDirect | 3 | 20000 ns/op · 50000 exchanges/s · 59.0 allocs/op | |", lines[2])
 	assert.True(t, strings.HasPrefix(lines[len(lines)-1], "| **mutants:"), lines[len(lines)-1])
 }
