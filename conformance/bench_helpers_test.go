@@ -70,6 +70,7 @@ func benchRun(t *testing.T, cfg Config) *runState {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(raiseGC()) // as run does
 	stats := newStats(cfg)
 	stats.judging(cfg)
 	r := &runState{cfg: cfg, test: t.Name(), stats: stats, started: time.Now(), ack: map[string]bool{}}

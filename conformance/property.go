@@ -447,6 +447,7 @@ func run(t *testing.T, cfg Config, stats *Stats) *Stats {
 	if stats == nil {
 		stats = newStats(cfg)
 	}
+	t.Cleanup(raiseGC())
 	stats.judging(cfg)
 	r := &runState{cfg: cfg, test: t.Name(), stats: stats, started: time.Now(), ack: map[string]bool{}}
 	if cfg.Mutant != "" {
