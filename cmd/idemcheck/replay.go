@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 )
 
 const replayAbout = `Replay the rapid fail file FAILFILE once (-rapid.failfile, no new search, no new
@@ -13,7 +15,9 @@ prints is this command with the flags it needs: -provider, -mutant, and for a UR
 -profile and -dialect the certification used (the profile decides what is judged);
 the API keys come from IDEMCHECK_API_KEY (or -api-key-env) and IDEMCHECK_API_KEY_2.
 Run it from the directory the run started in (fail file paths are relative to it).
-Exit 1 when the failure came back, 0 when it did not.`
+Exit 1 when the failure came back, 0 when it did not, 3 when the fail file replayed
+no sequence (rapid found it no longer valid: another rapid version, or the provider's
+state or timing took the run another way), 2 when FAILFILE is not a rapid fail file.`
 
 // replayMain is idemcheck replay.
 func replayMain(_ context.Context, args []string, stdout, stderr io.Writer) int {
@@ -32,7 +36,7 @@ func replayMain(_ context.Context, args []string, stdout, stderr io.Writer) int 
 		fs.Usage()
 		return exitUsage
 	}
-	if _, err := os.Stat(pos[0]); err != nil {
+	if err := checkFailFile(pos[0]); err != nil {
 		fmt.Fprintln(stderr, "idemcheck replay:", err)
 		return exitUsage
 	}
@@ -47,5 +51,56 @@ func replayMain(_ context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 	}
 	targs := []string{"-rapid.failfile=" + pos[0], "-rapid.checks=0", "-rapid.nofailfile"}
-	return property("replay", cfg, append(targs, testFlags(*verbose)...), stdout, stderr)
+	code, stats := runProperty("replay", cfg, append(targs, testFlags(*verbose)...), stdout, stderr)
+	if code == exitPass && stats != nil && stats.Sequences() == 0 {
+		// rapid ignored the file (written by another rapid version), or
+		// its draws no longer fit: against a URL, the provider's state or
+		// timing took the run another way. Nothing was replayed, so
+		// nothing is known.
+		fmt.Fprintf(stderr, "idemcheck replay: %s replayed no sequence: rapid found it no longer valid (another rapid version, or the provider's state or timing took the run another way); run the certification again to search anew\n", pos[0])
+		return exitInconclusive
+	}
+	return code
+}
+
+// maxFailFile bounds a fail file's size: rapid's hold one draw a line.
+const maxFailFile = 16 << 20
+
+// checkFailFile refuses path unless it is a regular file of at most
+// maxFailFile bytes in rapid's format: comment lines (#), then
+// "<version>#<seed>", then one unsigned integer a line.
+func checkFailFile(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > maxFailFile {
+		return fmt.Errorf("%s is not a rapid fail file (a regular file of at most %d MiB)", path, maxFailFile>>20)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	head := true
+	for line := range strings.SplitSeq(string(raw), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if head {
+			_, seed, ok := strings.Cut(line, "#")
+			if _, err := strconv.ParseUint(seed, 10, 64); !ok || err != nil {
+				return fmt.Errorf("%s is not a rapid fail file: its first line %q is not <version>#<seed>", path, line)
+			}
+			head = false
+			continue
+		}
+		if _, err := strconv.ParseUint(line, 0, 64); err != nil {
+			return fmt.Errorf("%s is not a rapid fail file: %q is not a draw", path, line)
+		}
+	}
+	if head {
+		return fmt.Errorf("%s is not a rapid fail file: it holds no data", path)
+	}
+	return nil
 }

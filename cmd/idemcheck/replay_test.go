@@ -90,3 +90,35 @@ func inDir(dir, p string) string {
 	}
 	return filepath.Join(dir, p)
 }
+
+// TestReplayOfAFailFileThatReplaysNothing: a FAILFILE that is not one of
+// rapid's is refused (exit 2) before anything runs, and one in rapid's
+// format whose draws no longer fit the run (here: a single draw) replays
+// no sequence: INCONCLUSIVE (exit 3), never PASS. Regression (breaker):
+// both exited 0 with "OK, passed 0 tests", so a CI step that replays a
+// broken or foreign fail file went green.
+func TestReplayOfAFailFileThatReplaysNothing(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{"garbage.fail": "not a fail file\n", "empty.fail": "# only a comment\n", "bad-draw.fail": "v1.3.0#1\nzero\n"} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, stderr := idemcheckIn(t, dir, nil, "replay", path)
+		if code != 2 || !strings.Contains(stderr, "is not a rapid fail file") {
+			t.Errorf("%s: exit %d, want 2 naming it; stderr:\n%s", name, code, stderr)
+		}
+	}
+	code, _, stderr := idemcheckIn(t, dir, nil, "replay", dir)
+	if code != 2 {
+		t.Errorf("a folder as FAILFILE: exit %d, want 2; stderr:\n%s", code, stderr)
+	}
+	short := filepath.Join(dir, "short.fail")
+	if err := os.WriteFile(short, []byte("# a fail file whose draws run out at once\nv1.3.0#1\n0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = idemcheckIn(t, dir, nil, "replay", short)
+	if code != 3 || !strings.Contains(stderr, "replayed no sequence") {
+		t.Errorf("a fail file that no longer fits: exit %d, want 3 (INCONCLUSIVE); stderr:\n%s", code, stderr)
+	}
+}

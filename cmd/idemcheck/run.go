@@ -67,10 +67,17 @@ type propertyConfig struct{ provider, mutant, reportDir string }
 // property runs conformance.Run on the environment's configuration with
 // c over it and returns the exit code: 1 when it failed.
 func property(verb string, c *propertyConfig, targs []string, stdout, stderr io.Writer) int {
+	code, _ := runProperty(verb, c, targs, stdout, stderr)
+	return code
+}
+
+// runProperty is property, also returning the run's statistics (nil when
+// it did not start).
+func runProperty(verb string, c *propertyConfig, targs []string, stdout, stderr io.Writer) (code int, stats *conformance.Stats) {
 	cfg, err := conformance.FromEnv()
 	if err != nil {
 		fmt.Fprintf(stderr, "idemcheck %s: %v\n", verb, err)
-		return exitUsage
+		return exitUsage, stats
 	}
 	if c.provider != "" {
 		cfg.Provider = c.provider
@@ -84,36 +91,35 @@ func property(verb string, c *propertyConfig, targs []string, stdout, stderr io.
 	if cfg.Mutant != "" {
 		if _, err := mutants.Lookup(cfg.Mutant); err != nil {
 			fmt.Fprintf(stderr, "idemcheck %s: %v\n", verb, err)
-			return exitUsage
+			return exitUsage, stats
 		}
 	}
 	if remote.IsURL(cfg.Provider) && verb == "run" {
 		fmt.Fprintf(stderr, "idemcheck run: the provider is a URL (%s): certify it with idemcheck certify\n", reports.RedactURL(cfg.Provider))
-		return exitUsage
+		return exitUsage, stats
 	}
 	if remote.IsURL(cfg.Provider) {
 		if err := (conformance.Provider{URL: cfg.Provider}).Validate(); err != nil {
 			fmt.Fprintf(stderr, "idemcheck %s: refused, nothing sent: %v\n", verb, err)
-			return exitUsage
+			return exitUsage, stats
 		}
 	}
 	stop, release := onSignal(stderr, true)
 	defer release()
-	var stats *conformance.Stats
 	failed, err := gotest.Run("idemcheck", targs, func(t *testing.T) { stats = conformance.Run(t, cfg) })
 	if err != nil {
 		fmt.Fprintf(stderr, "idemcheck %s: %v\n", verb, err)
-		return exitUsage
+		return exitUsage, stats
 	}
 	fmt.Fprintln(stdout, filepath.Join(cfg.ReportDir, reports.IndexFile))
 	switch {
 	case failed: // a violation (its report is above), or a run that could not start
-		return exitFail
+		return exitFail, stats
 	case stats == nil:
 		fmt.Fprintf(stderr, "idemcheck %s: the run did not start\n", verb)
-		return exitUsage
+		return exitUsage, stats
 	case stats.Stopped() != "":
-		return exitInconclusive
+		return exitInconclusive, stats
 	}
-	return verdictCode(reports.Pass, stop)
+	return verdictCode(reports.Pass, stop), stats
 }
