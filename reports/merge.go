@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -56,42 +57,45 @@ type Merged struct {
 // part's JUnit suites, renamed after their folder, and a suite of the
 // merged invariants), run.json, the parts in the order they started;
 // then out/index.md is rebuilt, listing the
-// merged run and its parts. Its verdict is the worst of the parts' (FAIL
-// if any is). An input with no run folder is an error.
+// merged run and its parts. Its verdict is the worst of the parts' and of
+// the merged invariants' (FAIL if any is). Each run counts once (a folder
+// given twice, a merged folder's copy of a part given beside it); the
+// inputs must not overlap out; every file read is a regular file of at
+// most 64 MiB; and nothing is written unless every part reads well. An
+// input with no run folder is an error.
 func MergeRuns(out string, dirs []string, now time.Time) (Merged, error) {
 	m := Merged{Dir: out}
-	var srcs []string
-	for _, d := range dirs {
-		found, err := runFolders(d)
-		if err != nil {
-			return m, err
-		}
-		srcs = append(srcs, found...)
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return m, fmt.Errorf("reports: %w", err)
+	srcs, err := mergeSources(out, dirs)
+	if err != nil {
+		return m, err
 	}
 	m.Folder = RunFolder(now, MergeKind)
 	taken := map[string]bool{m.Folder: true}
+	seen := map[string]bool{} // a run's identity: one already taken (a copy in a merged folder) is counted once
 	var junit []JUnitSuite
 	var verdicts []Verdict
+	var copies [][2]string
+	// Everything is read and checked before anything is written.
 	for _, src := range srcs {
 		e, err := readEntry(src)
 		if err != nil {
 			return m, err
 		}
-		if e.Kind == MergeKind {
+		id := e.Kind + "\x00" + e.RunID + "\x00" + e.Started.UTC().Format(time.RFC3339Nano)
+		if e.Kind == MergeKind || seen[id] {
 			continue
+		}
+		seen[id] = true
+		stats, err := partStats(src)
+		if err != nil {
+			return m, err
 		}
 		name := filepath.Base(src)
 		for i := 2; taken[name]; i++ {
 			name = fmt.Sprintf("%s-%d", filepath.Base(src), i)
 		}
 		taken[name] = true
-		if err := copyFolder(src, filepath.Join(out, name)); err != nil {
-			return m, err
-		}
-		p := MergePart{Folder: name, Entry: e, Stats: partStats(src)}
+		p := MergePart{Folder: name, Entry: e, Stats: stats}
 		m.Parts = append(m.Parts, p)
 		verdicts = append(verdicts, e.Verdict)
 		suites, err := partJUnit(src, name)
@@ -99,15 +103,27 @@ func MergeRuns(out string, dirs []string, now time.Time) (Merged, error) {
 			return m, err
 		}
 		junit = append(junit, suites...)
+		copies = append(copies, [2]string{src, filepath.Join(out, name)})
 	}
 	if len(m.Parts) == 0 {
 		return m, fmt.Errorf("reports: no run folder (a folder with %s) in %s", runFile, strings.Join(dirs, ", "))
 	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return m, fmt.Errorf("reports: %w", err)
+	}
+	for _, c := range copies {
+		if err := copyFolder(c[0], c[1]); err != nil {
+			return m, err
+		}
+	}
 	sort.SliceStable(m.Parts, func(i, j int) bool { // as they ran (a shell's shard-* puts shard-10 before shard-2)
 		return m.Parts[i].Entry.Started.Before(m.Parts[j].Entry.Started)
 	})
-	m.Verdict = worst(verdicts)
 	m.Stats = sumStats(m.Parts, now)
+	for _, inv := range m.Stats.Invariants {
+		verdicts = append(verdicts, inv.Verdict) // an invariant a part's stats failed fails the merge, whatever its run.json says
+	}
+	m.Verdict = worst(verdicts)
 	m.Stats.Verdict = m.Verdict
 	d := time.Duration(m.Stats.Seconds * float64(time.Second))
 	junit = append(junit, junitSuite("merged: invariants", now, d, invariantCases(m.Stats.Invariants)))
@@ -158,11 +174,40 @@ func readEntry(dir string) (RunEntry, error) {
 	return e, readJSON(filepath.Join(dir, runFile), &e)
 }
 
-// readJSON decodes the JSON file path into v.
-func readJSON(path string, v any) error {
-	raw, err := os.ReadFile(path)
+// maxMergeFile bounds each file merge reads (run.json, stats.json, a
+// JUnit file): a run's are kilobytes.
+const maxMergeFile = 64 << 20
+
+// readBounded reads path, a regular file (not a link, a FIFO or a
+// device) of at most maxMergeFile bytes.
+func readBounded(path string) ([]byte, error) {
+	fi, err := os.Lstat(path)
 	if err != nil {
-		return fmt.Errorf("reports: %w", err)
+		return nil, fmt.Errorf("reports: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("reports: %s is not a regular file", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("reports: %w", err)
+	}
+	defer func() { _ = f.Close() }()
+	raw, err := io.ReadAll(io.LimitReader(f, maxMergeFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("reports: %w", err)
+	}
+	if len(raw) > maxMergeFile {
+		return nil, fmt.Errorf("reports: %s is larger than %d MiB: not a run's file", path, maxMergeFile>>20)
+	}
+	return raw, nil
+}
+
+// readJSON decodes the JSON file path (readBounded) into v.
+func readJSON(path string, v any) error {
+	raw, err := readBounded(path)
+	if err != nil {
+		return err
 	}
 	if err := json.Unmarshal(raw, v); err != nil {
 		return fmt.Errorf("reports: %s: %w", path, err)
@@ -170,14 +215,84 @@ func readJSON(path string, v any) error {
 	return nil
 }
 
-// partStats reads a run's stats.json; nil when it has none. A
-// certification keeps none of its own: its property run, a folder of its
-// own beside it, holds the same statistics (counted once).
-func partStats(dir string) *RunStats {
-	if s, err := ReadRunStats(dir); err == nil {
-		return &s
+// mergeSources is the run folders of dirs, each by its real path (links
+// resolved, "." and ".." gone), each once; an input that is out, holds it
+// or lies in it is refused (a merge would copy its output into itself).
+func mergeSources(out string, dirs []string) ([]string, error) {
+	o, err := realPath(out)
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	var srcs []string
+	seen := map[string]bool{}
+	for _, d := range dirs {
+		r, err := realPath(d)
+		if err != nil {
+			return nil, err
+		}
+		if within(o, r) || within(r, o) {
+			return nil, fmt.Errorf("reports: the output folder %s and the input %s overlap: merge into a folder outside every input", out, d)
+		}
+		found, err := runFolders(r)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range found {
+			if !seen[f] {
+				seen[f] = true
+				srcs = append(srcs, f)
+			}
+		}
+	}
+	return srcs, nil
+}
+
+// realPath is p absolute with its links resolved; for a path that does
+// not exist yet (an output folder), its deepest existing parent's.
+func realPath(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", fmt.Errorf("reports: %w", err)
+	}
+	var rest []string
+	for {
+		r, err := filepath.EvalSymlinks(abs)
+		if err == nil {
+			return filepath.Join(append([]string{r}, rest...)...), nil
+		}
+		parent := filepath.Dir(abs)
+		if !os.IsNotExist(err) || parent == abs {
+			return "", fmt.Errorf("reports: %w", err)
+		}
+		rest = append([]string{filepath.Base(abs)}, rest...)
+		abs = parent
+	}
+}
+
+// within reports whether path p is dir or inside it.
+func within(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// partStats reads a run's stats.json; nil when it has none (a
+// certification keeps none of its own: its property run, a folder of its
+// own beside it, holds the same statistics, counted once; a run written
+// before stats.json existed). One it cannot read, or with a negative
+// count, is an error.
+func partStats(dir string) (*RunStats, error) {
+	if _, err := os.Lstat(filepath.Join(dir, StatsFile)); os.IsNotExist(err) {
+		return nil, nil
+	}
+	s, err := ReadRunStats(dir)
+	if err != nil {
+		return nil, err
+	}
+	c := s.Coverage
+	if c.Sequences < 0 || c.Steps < 0 || c.Exchanges < 0 {
+		return nil, fmt.Errorf("reports: %s: negative counts", filepath.Join(dir, StatsFile))
+	}
+	return &s, nil
 }
 
 // partJUnit reads every *.junit.xml of a run folder, each suite renamed
@@ -187,9 +302,9 @@ func partJUnit(dir, folder string) ([]JUnitSuite, error) {
 	sort.Strings(paths)
 	var out []JUnitSuite
 	for _, p := range paths {
-		raw, err := os.ReadFile(p)
+		raw, err := readBounded(p)
 		if err != nil {
-			return nil, fmt.Errorf("reports: %w", err)
+			return nil, err
 		}
 		var root JUnitSuites
 		if err := xml.Unmarshal(raw, &root); err != nil {
@@ -220,18 +335,32 @@ func copyFolder(src, dst string) error {
 		if !d.Type().IsRegular() {
 			return nil // no links out of the run folder
 		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		raw, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, raw, fi.Mode().Perm())
+		return copyFile(p, target)
 	})
 	if err != nil {
 		return fmt.Errorf("reports: copying %s: %w", src, err)
 	}
 	return nil
+}
+
+// copyFile streams the regular file src to dst.
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = in.Close() }()
+	fi, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	outf, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, fi.Mode().Perm())
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(outf, in); err != nil {
+		_ = outf.Close()
+		return err
+	}
+	return outf.Close()
 }

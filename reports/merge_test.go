@@ -22,7 +22,8 @@ func writePart(t *testing.T, dir string, started time.Time, verdict reports.Verd
 // TestMergedInvariantVerdicts: an invariant held vacuously in one part but
 // seen in another passes the merge; one failed in any part fails it; one
 // no part judged stays NOT JUDGED; one a budget-stopped part left
-// INCONCLUSIVE stays so; and the merge's verdict is the worst part's.
+// INCONCLUSIVE stays so; and the merge's verdict is the worst of the
+// parts' and the merged invariants'.
 func TestMergedInvariantVerdicts(t *testing.T) {
 	in := t.TempDir()
 	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
@@ -50,7 +51,7 @@ func TestMergedInvariantVerdicts(t *testing.T) {
 	assert.Equal(t, reports.NotJudged, got["nj"].Verdict)
 	assert.Equal(t, reports.Inconclusive, got["never"].Verdict, "vacuous in every part")
 	assert.Equal(t, reports.Coverage{Sequences: 2, Steps: 6, Exchanges: 4, Faults: map[string]int{"reset": 2}}, m.Stats.Coverage)
-	assert.Equal(t, reports.Pass, m.Verdict, "the parts' own verdicts were PASS")
+	assert.Equal(t, reports.Fail, m.Verdict, "the parts' run.json said PASS, but b's statistics hold a FAIL: the merge fails (breaker: it said PASS beside a FAIL row)")
 
 	writePart(t, filepath.Join(in, "c"), at.Add(2*time.Second), reports.Inconclusive, pass("seen"),
 		reports.InvariantResult{Name: "stopped", Verdict: reports.Inconclusive, Evaluations: 3, Subjects: 2, Reason: "the run stopped early"})

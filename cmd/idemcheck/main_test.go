@@ -158,7 +158,7 @@ var profile = filepath.Join("..", "..", "profiles", "reference.json")
 func TestCertifyReferenceProvider(t *testing.T) {
 	url := serve(t)
 	dir := t.TempDir()
-	code, stdout, stderr := idemcheck(t, nil, "certify", url, "--profile", profile, "--checks", "30", "--report-dir", dir)
+	code, stdout, stderr := idemcheck(t, nil, "certify", url, "--profile", profile, "--checks", "30", "--seed", "1", "--report-dir", dir) // a fixed seed: under some, 30 sequences settle nothing by reconciliation (INCONCLUSIVE, held vacuously)
 	page := strings.TrimSpace(stdout)
 	if _, err := os.Stat(page); err != nil || !strings.HasPrefix(page, dir) || filepath.Base(page) != "certification.md" {
 		t.Fatalf("stdout %q is not the certification page under %s (%v); stderr:\n%s", stdout, dir, err, stderr)

@@ -120,7 +120,11 @@ func TestMergeAndShardUsage(t *testing.T) {
 	if code, _, stderr := idemcheckIn(t, dir, nil, "merge"); code != 2 {
 		t.Errorf("merge without a folder: exit %d, want 2; stderr:\n%s", code, stderr)
 	}
-	code, _, stderr := idemcheckIn(t, dir, nil, "merge", dir)
+	empty := filepath.Join(dir, "empty")
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := idemcheckIn(t, dir, nil, "merge", empty)
 	if code != 2 || !strings.Contains(stderr, "holds no run folder") {
 		t.Errorf("merge of an empty folder: exit %d, want 2 saying it holds no run folder; stderr:\n%s", code, stderr)
 	}
