@@ -204,7 +204,7 @@ type dialectError struct {
 // Error names the real cause first (connection refused, timeout,
 // oversize, a redirect, a transient status), then the dialect hint.
 func (e dialectError) Error() string {
-	return fmt.Sprintf("the first find-by-reference failed: %v; so %v %q, or is not reachable: check IDEMCHECK_PROVIDER and IDEMCHECK_DIALECT (nothing else was sent)", e.why, ErrDialect, e.dialect)
+	return fmt.Sprintf("the first find-by-reference failed: %v; so %v %q, or is not reachable: check the URL (idemcheck certify URL, or IDEMCHECK_PROVIDER) and the dialect (--dialect, or IDEMCHECK_DIALECT) (nothing else was sent)", e.why, ErrDialect, e.dialect)
 }
 func (e dialectError) Is(target error) bool { return target == ErrDialect }
 func (e dialectError) Unwrap() error        { return e.why }

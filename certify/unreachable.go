@@ -13,7 +13,7 @@ type unreachableError struct {
 }
 
 func (e unreachableError) Error() string {
-	return fmt.Sprintf("%v at %s: %v; check the URL (IDEMCHECK_PROVIDER) and that the provider is running (nothing else was sent)", ErrUnreachable, e.url, e.why)
+	return fmt.Sprintf("%v at %s: %v; check the URL (idemcheck certify URL, or IDEMCHECK_PROVIDER) and that the provider is running (nothing else was sent)", ErrUnreachable, e.url, e.why)
 }
 func (e unreachableError) Is(target error) bool { return target == ErrUnreachable }
 func (e unreachableError) Unwrap() error        { return e.why }
