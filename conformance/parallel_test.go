@@ -46,6 +46,18 @@ func TestParallelRunsOneSummary(t *testing.T) {
 	}
 }
 
+// TestParallelNeverMorePropertiesThanChecks: IDEMCHECK_PARALLEL beyond
+// -rapid.checks runs one property a check. Regression (breaker):
+// IDEMCHECK_PARALLEL=100000 with 4 checks started 100 000 properties
+// (26 s, 1.2 GB) for 4 sequences.
+func TestParallelNeverMorePropertiesThanChecks(t *testing.T) {
+	out, failed, _ := runConformance(t, "7", "IDEMCHECK_PARALLEL=64", "RAPID_CHECKS=3")
+	require.False(t, failed, out)
+	assert.Contains(t, out, "idemcheck: 3 properties at once")
+	assert.Contains(t, out, "=== RUN   TestConformance/p2\n")
+	assert.NotContains(t, out, "TestConformance/p3")
+}
+
 // TestParallelFailureNamesItsSubtest: a property of a parallel run that
 // fails is reported as a lone run's failure is, its replay line naming its
 // subtest and its own fail file, which replays the failure.

@@ -41,10 +41,10 @@ func ParseShard(v string) (Shard, error) {
 		return Shard{}, nil
 	}
 	is, ns, ok := strings.Cut(v, "/")
-	i, err1 := strconv.Atoi(strings.TrimSpace(is))
-	n, err2 := strconv.Atoi(strings.TrimSpace(ns))
-	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
-		return Shard{}, fmt.Errorf("conformance: %s=%q is not a shard i/n with 0 ≤ i < n (e.g. 0/4 … 3/4)", ShardEnv, v)
+	i, err1 := strconv.Atoi(is)
+	n, err2 := strconv.Atoi(ns)
+	if !ok || !digits(is) || !digits(ns) || err1 != nil || err2 != nil || n < 1 || i >= n {
+		return Shard{}, fmt.Errorf("conformance: %s=%q is not a shard i/n with 0 ≤ i < n, in decimal digits (e.g. 0/4 … 3/4)", ShardEnv, v)
 	}
 	return Shard{Index: i, Count: n}, nil
 }
@@ -84,4 +84,15 @@ func (s Shard) limits(l remote.Limits) remote.Limits {
 	l.MaxCharges = max(orInt(l.MaxCharges, remote.DefaultMaxCharges)/n, 1)
 	l.MaxDuration = max(orDefault(l.MaxDuration, remote.DefaultMaxDuration)/time.Duration(n), time.Second)
 	return l
+}
+
+// digits reports whether s is one or more ASCII decimal digits (no sign,
+// no space).
+func digits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
 }

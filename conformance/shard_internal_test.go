@@ -15,7 +15,7 @@ func TestParseShard(t *testing.T) {
 		require.NoError(t, err, v)
 		assert.Equal(t, want, got, v)
 	}
-	for _, v := range []string{"16/16", "-1/4", "1/0", "1", "a/b", "1/2/3", "2/1"} {
+	for _, v := range []string{"16/16", "-1/4", "1/0", "1", "a/b", "1/2/3", "2/1", " 0/2", "0/ 2", "+0/2", "-0/2"} {
 		_, err := ParseShard(v)
 		require.Error(t, err, v)
 		assert.Contains(t, err.Error(), `IDEMCHECK_SHARD="`+v+`" is not a shard i/n with 0 ≤ i < n`)
