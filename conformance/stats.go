@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -236,32 +235,23 @@ var subjectOf = map[string]string{
 func (s *Stats) Summary() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var b strings.Builder
-	fmt.Fprintf(&b, "idemcheck: %d sequences, %d steps, %d wire exchanges\n", s.sequences, s.steps, s.exchanges)
-	kinds := make([]string, 0, len(s.faults))
+	rs := reports.RunStats{Coverage: reports.Coverage{Sequences: s.sequences, Steps: s.steps, Exchanges: s.exchanges, Faults: map[string]int{}}}
 	for k, v := range s.faults {
-		kinds = append(kinds, fmt.Sprintf("%s×%d", k, v))
+		rs.Coverage.Faults[string(k)] = v
 	}
-	sort.Strings(kinds)
-	fmt.Fprintf(&b, "faults injected: %s\n", orNone(strings.Join(kinds, ", ")))
 	for _, inv := range append(Safety(), Liveness()...) {
+		r := reports.InvariantResult{Name: inv.Name, Evaluations: s.evals[inv.Name], Subjects: s.subjects[inv.Name], Subject: subjectOf[inv.Name]}
 		if why, ok := s.notJudged[inv.Name]; ok {
-			fmt.Fprintf(&b, "  %-30s not judged: %s\n", inv.Name, why)
-			continue
+			r = reports.InvariantResult{Name: inv.Name, Verdict: reports.NotJudged, Reason: why}
 		}
-		fmt.Fprintf(&b, "  %-30s evaluated %6d times over %6d %s\n", inv.Name, s.evals[inv.Name], s.subjects[inv.Name], subjectOf[inv.Name])
+		rs.Invariants = append(rs.Invariants, r)
 	}
+	var b strings.Builder
+	b.WriteString(reports.StatsSummary(rs)) // the same lines a merge of runs prints
 	for i, d := range s.deviations {
 		fmt.Fprintf(&b, "deviation %d: %s %s, %d shopper steps, %s\n", i+1, d.Verdict, d.Message, d.Steps, d.Minimal)
 	}
 	return b.String()
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "none"
-	}
-	return s
 }
 
 // lastFailure holds the most recent failing check's report; rapid's last

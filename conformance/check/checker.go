@@ -160,7 +160,28 @@ func (c *Checker) advance(w World) (rebuilt bool) {
 		}
 		rebuilt = true
 	}
-	for i := c.seen; i < len(exs); i++ {
+	c.index(w, c.seen)
+	if !c.r.step(w) || !c.r.abandonsHold(w) {
+		c.reset(w)
+		c.fullReplays++
+		c.r.step(w) // from the start: every event is after lastSeq 0
+		rebuilt = true
+	}
+	return rebuilt
+}
+
+// reset forgets everything and indexes w's history from the start.
+func (c *Checker) reset(w World) {
+	invs, n := c.invs, c.fullReplays
+	*c = Checker{invs: invs, fullReplays: n}
+	c.r = replay{killable: w.Killable, retention: w.Retention}
+	c.index(w, 0)
+}
+
+// index files the POSTs of w's history from its exchange from on.
+func (c *Checker) index(w World, from int) {
+	exs := w.History.Exchanges
+	for i := from; i < len(exs); i++ {
 		e := exs[i]
 		if !e.IsPost() {
 			continue
@@ -177,40 +198,6 @@ func (c *Checker) advance(w World) (rebuilt bool) {
 		}
 	}
 	c.seen = len(exs)
-	if !c.r.step(w) || !c.r.abandonsHold(w) {
-		c.reset(w)
-		c.fullReplays++
-		c.r.step(w) // from the start: every event is after lastSeq 0
-		rebuilt = true
-	}
-	return rebuilt
-}
-
-// reset forgets everything and indexes w's history from the start.
-func (c *Checker) reset(w World) {
-	invs, n := c.invs, c.fullReplays
-	*c = Checker{invs: invs, fullReplays: n}
-	c.r = replay{killable: w.Killable, retention: w.Retention}
-	c.indexAll(w)
-}
-
-func (c *Checker) indexAll(w World) {
-	for i, e := range w.History.Exchanges {
-		if !e.IsPost() {
-			continue
-		}
-		switch kind := ProbeKind(w.History, e); {
-		case kind == "":
-			c.posts = append(c.posts, i)
-			c.r.open = append(c.r.open, openPost{i: i})
-			if !isProbe(w.History, e) {
-				c.clientPosts = append(c.clientPosts, i)
-			}
-		case kind == ProbeOtherAccount:
-			c.others = append(c.others, i)
-		}
-	}
-	c.seen = len(w.History.Exchanges)
 }
 
 // isProbe reports whether e belongs to a probe operation.
