@@ -3,7 +3,10 @@ package conformance
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
+
+	"github.com/idemcheck/idemcheck/reports"
 )
 
 // Baseline is a list of acknowledged deviations: a deviation it lists is
@@ -12,15 +15,20 @@ import (
 // IDEMCHECK_BASELINE names its file.
 //
 // The file holds one entry a line; blank lines and lines starting with '#'
-// are ignored, and so are spaces around an entry. An entry is either a
-// category exactly as a report shows it ("Category (what a baseline
-// lists)", the "category" field of failure.json and certification.json:
-// the violation's sentence with its particulars as "…"), which
-// acknowledges that kind of violation, or an invariant name alone
-// ("mismatch-rejected"), which acknowledges every violation of it:
+// are ignored, and so are spaces around an entry. An entry is a category
+// exactly as a report shows it ("Category (what a baseline lists)", the
+// "category" field of failure.json and certification.json: the
+// violation's sentence with its particulars as "…"), which acknowledges
+// that kind of violation; an invariant name alone ("mismatch-rejected"),
+// which acknowledges every violation of it; or a certification
+// requirement's id (certify.Requirements, "reused-key-other-body-refused"),
+// whose FAIL a certification reports KNOWN ("known: listed in the
+// baseline", the evidence kept). A certification page lists the entries
+// that matched nothing as unused:
 //
 //	# known deviations of our sandbox (ticket PAY-123)
 //	mismatch-rejected
+//	reused-key-other-body-refused
 //	replay-consistent: …: one key and body were answered …, then …: a completed key answers its first response
 type Baseline []string
 
@@ -55,4 +63,37 @@ func (b Baseline) Knows(v *ViolationError) bool {
 		}
 	}
 	return false
+}
+
+// knownPrefix starts the reason of a requirement the baseline turned from
+// FAIL to KNOWN.
+const knownPrefix = "known: listed in the baseline; "
+
+// requirement is r with the baseline applied: a FAIL whose id it lists is
+// KNOWN, its reason prefixed with knownPrefix and its evidence kept;
+// any other verdict stays as it is.
+func (b Baseline) requirement(r reports.RequirementResult) reports.RequirementResult {
+	if r.Verdict == reports.Fail && slices.Contains(b, r.ID) {
+		r.Verdict, r.Reason = reports.Known, knownPrefix+r.Reason
+	}
+	return r
+}
+
+// unused are the entries of b that matched nothing in c: no requirement
+// they turned KNOWN, no KNOWN deviation of their category or invariant.
+func (b Baseline) unused(c reports.Certification) []string {
+	var out []string
+	for _, e := range b {
+		used := false
+		for _, r := range c.Requirements {
+			used = used || r.ID == e && r.Verdict == reports.Known
+		}
+		for _, d := range c.Deviations {
+			used = used || d.Verdict == reports.Known && (d.Category == e || d.Invariant == e)
+		}
+		if !used && !slices.Contains(out, e) {
+			out = append(out, e)
+		}
+	}
+	return out
 }

@@ -450,6 +450,7 @@ func run(t *testing.T, cfg Config, stats *Stats) *Stats {
 	t.Cleanup(raiseGC())
 	stats.judging(cfg)
 	r := &runState{cfg: cfg, test: t.Name(), stats: stats, started: time.Now(), ack: map[string]bool{}}
+	stats.setFolder(cfg.ReportDir, r.started, r.test)
 	if cfg.Mutant != "" {
 		m, err := mutants.Lookup(cfg.Mutant)
 		if err != nil {

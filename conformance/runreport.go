@@ -116,6 +116,8 @@ func (r *runState) writeReport(t *testing.T) {
 	if err := reports.WriteRunStats(p.Dir, r.runStats(reports.Fail, f.Invariant+" violated")); err != nil {
 		t.Logf("idemcheck: could not write the run's statistics: %v", err) // for idemcheck merge
 	}
+	r.stats.deviation(reports.Deviation{Invariant: f.Invariant, Message: f.Message, Verdict: reports.Fail,
+		Steps: len(f.History.Steps), Replay: f.Replay, FailFile: ff, Report: relTo(r.cfg.ReportDir, p.Markdown), Curl: relTo(r.cfg.ReportDir, p.Curl)})
 	repro := ""
 	if f.Reproducibility != nil {
 		repro = "\nreplayed: " + f.Reproducibility.String()
@@ -250,4 +252,13 @@ func shellWord(a string) string {
 		return a
 	}
 	return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+}
+
+// relTo is path relative to dir, or path itself when it is not under dir
+// or empty.
+func relTo(dir, path string) string {
+	if s, err := filepath.Rel(dir, path); err == nil && path != "" {
+		return s
+	}
+	return path
 }

@@ -37,6 +37,8 @@ type Stats struct {
 	violated, violation string
 	// deviations are the failure catalogue's, in the order found.
 	deviations []reports.Deviation
+	// folder is the run folder, "" until the run started.
+	folder string
 }
 
 // Results is the run's verdict on each invariant, for a certification
@@ -146,12 +148,32 @@ func (s *Stats) deviation(d reports.Deviation) {
 	s.deviations = append(s.deviations, d)
 }
 
-// Deviations are the distinct deviations the run's failure catalogue
-// found (a run against a URL), in the order found.
+// Deviations are the distinct deviations the run found, in the order
+// found: against a URL every one its failure catalogue found; else the
+// shrunk failure of each property that failed (one, unless
+// IDEMCHECK_PARALLEL runs several).
 func (s *Stats) Deviations() []reports.Deviation {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]reports.Deviation(nil), s.deviations...)
+}
+
+// RunFolder is the run's folder, <report dir>/<UTC start>-<test>
+// (reports.RunFolder), where its summary or failure report goes; "" when
+// the run did not start (a refused configuration, a provider that does
+// not answer). A run of IDEMCHECK_PARALLEL properties that failed writes
+// each failure in its property's own folder instead.
+func (s *Stats) RunFolder() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.folder
+}
+
+// setFolder records the run folder of test, started at started, under dir.
+func (s *Stats) setFolder(dir string, started time.Time, test string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.folder = filepath.Join(dir, reports.RunFolder(started, test))
 }
 
 // sequence adds a sequence that ran to a verdict: to its end, or to its

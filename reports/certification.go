@@ -108,6 +108,11 @@ type Certification struct {
 	// catalogue found, in the order found, each with its own
 	// counterexample (FAIL, or KNOWN when the baseline lists it).
 	Deviations []Deviation `json:"deviations,omitempty"`
+	// BaselineUnused are the baseline's entries (IDEMCHECK_BASELINE) that
+	// matched nothing in the run: no requirement id whose FAIL they made
+	// KNOWN, no deviation's category or invariant; the page lists them on
+	// one line, so a stale entry is seen.
+	BaselineUnused []string `json:"baseline_unused,omitempty"`
 }
 
 // InvariantResult is one invariant's verdict over a run: how often it was

@@ -114,6 +114,13 @@ func CertificationMarkdown(c Certification) []byte {
 		}
 		b.WriteString("\n")
 	}
+	if len(c.BaselineUnused) > 0 {
+		var es []string
+		for _, e := range c.BaselineUnused {
+			es = append(es, code(e, false))
+		}
+		fmt.Fprintf(&b, "Baseline entries unused (they matched no requirement or deviation of this run): %s.\n\n", strings.Join(es, ", "))
+	}
 
 	b.WriteString("## Invariants\n\n")
 	cov := c.Coverage

@@ -77,13 +77,14 @@ func FailureSummary(f Failure, report string) []byte {
 // a run's progress reads the same every time. It is safe for concurrent
 // use; each line is written whole.
 type Progress struct {
-	mu    sync.Mutex // guards w, total, every, done, seqs, left
+	mu    sync.Mutex // guards w, total, every, done, seqs, left, last
 	w     io.Writer
 	total int
 	every int
 	done  int
 	seqs  int
 	left  func() string
+	last  string // the previous requirement line's verdict and reason
 }
 
 // SetLeft makes each count line end with what left returns ("idemcheck:
@@ -109,7 +110,10 @@ func NewProgress(w io.Writer, total, every int) *Progress {
 }
 
 // Requirement prints the line of a completed requirement: its number, its
-// verdict, its id and, for a FAIL or an INCONCLUSIVE, its reason.
+// verdict, its id and, for a FAIL or an INCONCLUSIVE, its reason, or "as
+// above" when the previous line had the same verdict and reason (a
+// provider that is unreachable or does not speak the dialect leaves every
+// requirement INCONCLUSIVE for that one reason, shown once).
 func (p *Progress) Requirement(r RequirementResult) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -119,8 +123,15 @@ func (p *Progress) Requirement(r RequirementResult) error {
 		n += "/" + strconv.Itoa(p.total)
 	}
 	line := fmt.Sprintf("idemcheck: [%s] %s %s", n, r.Verdict, r.ID)
+	last := p.last
+	p.last = ""
 	if r.Verdict != Pass && r.Reason != "" {
-		line += ": " + firstLine(r.Reason)
+		reason := firstLine(r.Reason)
+		p.last = string(r.Verdict) + " " + reason
+		if p.last == last {
+			reason = "as above" // one cause for all (an unreachable provider): printed once
+		}
+		line += ": " + reason
 	}
 	_, err := io.WriteString(p.w, line+"\n")
 	return err

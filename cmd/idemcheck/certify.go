@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -35,7 +36,7 @@ func certifyMain(_ context.Context, args []string, stdout, stderr io.Writer) int
 	fs.Uint64Var(&p.Seed, "seed", 0, "the property's `seed` (RAPID_SEED, else random; the run prints the seed it used)")
 	fs.StringVar(&p.ReportDir, "report-dir", "", "`folder` of the run folders and index.md (IDEMCHECK_REPORT_DIR, else ./idemcheck-reports)")
 	fs.StringVar(&p.Baseline, "baseline", "", "baseline `file`: deviations it lists are KNOWN, not FAIL (IDEMCHECK_BASELINE, else none)")
-	verbose := fs.Bool("v", false, "print the harness's own log (go test -v's), not only progress")
+	verbose := fs.Bool("v", false, "print the harness's own log (go test -v's: rapid's draws included) here, not only progress and a failure summary (else a failing run keeps it in its run folder as "+logFile+")")
 	pos, code, ok := parse(fs, args, stdout)
 	if !ok {
 		return code
@@ -59,8 +60,17 @@ func certifyMain(_ context.Context, args []string, stdout, stderr io.Writer) int
 	stop, release := onSignal(stderr, false)
 	defer release()
 	p.Stop = stop
+	log, err := newTestLog(*verbose)
+	if err != nil {
+		fmt.Fprintln(stderr, "idemcheck certify:", err)
+		return exitUsage
+	}
 	var res conformance.Result
-	_, err = gotest.Run("idemcheck", testFlags(*verbose), func(t *testing.T) { res = conformance.CertifyProvider(t, p) })
+	failed, err := gotest.Run("idemcheck", testFlags(*verbose), log.out(), func(t *testing.T) { res = conformance.CertifyProvider(t, p) })
+	if err == nil && res.Paths.Dir != "" {
+		printDeviations(stderr, filepath.Dir(res.Paths.Dir), res.Deviations)
+	}
+	log.keep(res.Paths.Dir, failed, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "idemcheck certify:", err)
 		return exitUsage

@@ -26,7 +26,6 @@ func replayMain(_ context.Context, args []string, stdout, stderr io.Writer) int 
 	profile := fs.String("profile", "", "provider profile `file` the certification used (IDEMCHECK_PROFILE, else none)")
 	dialect := fs.String("dialect", "", "`dialect` of the provider: reference or stripe (IDEMCHECK_DIALECT, else the profile's)")
 	keyEnv := fs.String("api-key-env", "IDEMCHECK_API_KEY", "environment `variable` holding the API key")
-	verbose := fs.Bool("v", false, "print the harness's log (go test -v's)")
 	pos, code, ok := parse(fs, args, stdout)
 	if !ok {
 		return code
@@ -51,7 +50,7 @@ func replayMain(_ context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 	}
 	targs := []string{"-rapid.failfile=" + pos[0], "-rapid.checks=0", "-rapid.nofailfile"}
-	code, stats := runProperty("replay", cfg, append(targs, testFlags(*verbose)...), stdout, stderr)
+	code, stats := runProperty("replay", cfg, targs, stdout, stderr)
 	if code == exitPass && stats != nil && stats.Sequences() == 0 {
 		// rapid ignored the file (written by another rapid version), or
 		// its draws no longer fit: against a URL, the provider's state or

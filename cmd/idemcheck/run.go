@@ -29,7 +29,6 @@ func runMain(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	cfg := propertyFlags(fs, "embedded (virtual time) or wiremock (real time; IDEMCHECK_WIREMOCK_URL, else the jar npm ci installs)")
 	checks := fs.Int("checks", 0, "`sequences` to draw (RAPID_CHECKS, else 100)")
 	seed := fs.Uint64("seed", 0, "the property's `seed` (RAPID_SEED, else random; the run prints the seed it used)")
-	verbose := fs.Bool("v", false, "print the harness's log (go test -v's)")
 	pos, code, ok := parse(fs, args, stdout)
 	if !ok {
 		return code
@@ -49,7 +48,7 @@ func runMain(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "idemcheck: seed %d (repeat this run with -seed %d)\n", s, s)
 	targs = append(targs, "-rapid.seed="+strconv.FormatUint(s, 10))
-	return property("run", cfg, append(targs, testFlags(*verbose)...), stdout, stderr)
+	return property("run", cfg, targs, stdout, stderr)
 }
 
 // propertyFlags are the flags run and replay share: the provider, the
@@ -59,13 +58,18 @@ func propertyFlags(fs *flag.FlagSet, providers string) *propertyConfig {
 	fs.StringVar(&c.provider, "provider", "", "provider under test: "+providers+" (IDEMCHECK_PROVIDER, else embedded)")
 	fs.StringVar(&c.mutant, "mutant", "", "plant the bug `NAME` of sut/mutants (IDEMCHECK_MUTANT, else none)")
 	fs.StringVar(&c.reportDir, "report-dir", "", "`folder` of the reports and index.md (IDEMCHECK_REPORT_DIR, else ./idemcheck-reports)")
+	fs.BoolVar(&c.verbose, "v", false, "print the harness's log (go test -v's: rapid's draws included) here, not only a failure summary (else a failing run keeps it in its run folder as "+logFile+")")
 	return &c
 }
 
-type propertyConfig struct{ provider, mutant, reportDir string }
+type propertyConfig struct {
+	provider, mutant, reportDir string
+	verbose                     bool // -v
+}
 
 // property runs conformance.Run on the environment's configuration with
-// c over it and returns the exit code: 1 when it failed.
+// c over it, under the testing flags targs (and -test.v with c.verbose),
+// and returns the exit code: 1 when it failed.
 func property(verb string, c *propertyConfig, targs []string, stdout, stderr io.Writer) int {
 	code, _ := runProperty(verb, c, targs, stdout, stderr)
 	return code
@@ -104,9 +108,20 @@ func runProperty(verb string, c *propertyConfig, targs []string, stdout, stderr 
 			return exitUsage, stats
 		}
 	}
+	log, err := newTestLog(c.verbose)
+	if err != nil {
+		fmt.Fprintf(stderr, "idemcheck %s: %v\n", verb, err)
+		return exitUsage, stats
+	}
 	stop, release := onSignal(stderr, true)
 	defer release()
-	failed, err := gotest.Run("idemcheck", targs, func(t *testing.T) { stats = conformance.Run(t, cfg) })
+	failed, err := gotest.Run("idemcheck", append(targs, testFlags(c.verbose)...), log.out(), func(t *testing.T) { stats = conformance.Run(t, cfg) })
+	folder := ""
+	if stats != nil {
+		folder = stats.RunFolder()
+		printDeviations(stderr, cfg.ReportDir, stats.Deviations())
+	}
+	log.keep(folder, failed, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "idemcheck %s: %v\n", verb, err)
 		return exitUsage, stats

@@ -23,11 +23,12 @@ import (
 
 // Run runs f as the test name, once, with the testing flags of args
 // ("-test.v" for go test -v's output; none: quiet unless it fails). The
-// testing package's output (failures, t.Log of a failed test, the
-// final PASS or FAIL) goes to stderr. It reports whether the test failed.
+// testing package's output (failures, t.Log of a failed test, rapid's
+// draws, the final PASS or FAIL) goes to out, os.Stderr when nil. It
+// reports whether the test failed.
 // It may be called once per process: the testing flags live on
 // flag.CommandLine, which Run parses.
-func Run(name string, args []string, f func(t *testing.T)) (failed bool, err error) {
+func Run(name string, args []string, out *os.File, f func(t *testing.T)) (failed bool, err error) {
 	m := testing.MainStart(deps{}, []testing.InternalTest{{Name: name, F: f}}, nil, nil, nil)
 	if flag.Parsed() {
 		return false, errors.New("gotest: flag.CommandLine was parsed already")
@@ -35,8 +36,11 @@ func Run(name string, args []string, f func(t *testing.T)) (failed bool, err err
 	if err := flag.CommandLine.Parse(append([]string{"-test.timeout=0"}, args...)); err != nil {
 		return false, err
 	}
+	if out == nil {
+		out = os.Stderr
+	}
 	stdout := os.Stdout
-	os.Stdout = os.Stderr // the testing package prints to os.Stdout
+	os.Stdout = out // the testing package prints to os.Stdout
 	defer func() { os.Stdout = stdout }()
 	return m.Run() != 0, nil
 }
