@@ -31,6 +31,11 @@ type Config struct {
 	// its end (reports.Progress.Sequence prints a running count), so a long
 	// remote run is not silent.
 	OnSequence func()
+	// OnStart, if set, is called with the run's statistics when the
+	// property starts (before any sequence), so that a caller holds them
+	// when t fails and Run never returns (cmd/idemcheck: the deviations
+	// and run folder of a failed run).
+	OnStart func(*Stats)
 	// Mutant names a planted bug to swap in (see sut/mutants), "" for the
 	// reference client and provider. IDEMCHECK_MUTANT.
 	Mutant string

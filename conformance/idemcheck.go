@@ -69,8 +69,10 @@ type Provider struct {
 	// IDEMCHECK_REPORT_DIR, else DefaultReportDir ("idemcheck-reports" in
 	// the current directory).
 	ReportDir string
-	// Baseline is the path of a baseline file (see Baseline): deviations it
-	// lists are KNOWN, not FAIL; default IDEMCHECK_BASELINE, else none.
+	// Baseline is the path of a baseline file (see Baseline): deviations
+	// and requirement ids it lists are KNOWN, not FAIL (the entries that
+	// matched nothing are Result.BaselineUnused); default
+	// IDEMCHECK_BASELINE, else none.
 	Baseline string
 	// TimeScale turns the client's timeouts and drawn fault durations into
 	// real time; default IDEMCHECK_TIME_SCALE, else DefaultRemoteTimeScale

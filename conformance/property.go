@@ -451,6 +451,9 @@ func run(t *testing.T, cfg Config, stats *Stats) *Stats {
 	stats.judging(cfg)
 	r := &runState{cfg: cfg, test: t.Name(), stats: stats, started: time.Now(), ack: map[string]bool{}}
 	stats.setFolder(cfg.ReportDir, r.started, r.test)
+	if cfg.OnStart != nil {
+		cfg.OnStart(stats)
+	}
 	if cfg.Mutant != "" {
 		m, err := mutants.Lookup(cfg.Mutant)
 		if err != nil {

@@ -35,7 +35,7 @@ func certifyMain(_ context.Context, args []string, stdout, stderr io.Writer) int
 	fs.IntVar(&p.Checks, "checks", 0, "`sequences` the property draws (RAPID_CHECKS, else 100)")
 	fs.Uint64Var(&p.Seed, "seed", 0, "the property's `seed` (RAPID_SEED, else random; the run prints the seed it used)")
 	fs.StringVar(&p.ReportDir, "report-dir", "", "`folder` of the run folders and index.md (IDEMCHECK_REPORT_DIR, else ./idemcheck-reports)")
-	fs.StringVar(&p.Baseline, "baseline", "", "baseline `file`: deviations it lists are KNOWN, not FAIL (IDEMCHECK_BASELINE, else none)")
+	fs.StringVar(&p.Baseline, "baseline", "", "baseline `file`: deviations (categories, invariant names) and requirement ids it lists are KNOWN, not FAIL (IDEMCHECK_BASELINE, else none)")
 	verbose := fs.Bool("v", false, "print the harness's own log (go test -v's: rapid's draws included) here, not only progress and a failure summary (else a failing run keeps it in its run folder as "+logFile+")")
 	pos, code, ok := parse(fs, args, stdout)
 	if !ok {

@@ -14,7 +14,11 @@
 //	idemcheck help [VERB]           this text, or a verb's flags
 //
 // Progress goes to stderr: a line per requirement verdict and a running
-// count of sequences with the requests and charges left. The path of the
+// count of sequences with the requests and charges left, then three lines
+// a deviation found (invariant and shopper steps, report, replay line).
+// Without -v the testing output of a failing run (rapid's draws, the
+// harness's log) goes to rapid.log in its run folder, named on stderr;
+// with -v it goes to stderr as it happens. The path of the
 // certification page (certify) or the report folder (run, replay) is the
 // one line on stdout, at the end. SIGINT or SIGTERM stops a run as if its
 // duration budget ran out (certify): it writes what it judged
@@ -23,7 +27,7 @@
 //
 // Exit codes:
 //
-//	0  every verdict PASS (or KNOWN: a deviation the baseline lists)
+//	0  every verdict PASS (or KNOWN: a deviation or requirement the baseline lists)
 //	1  a verdict FAIL
 //	2  usage error, or a refused configuration (a live-looking key such as
 //	   sk_live_ or pk_live_ in any case, a production profile): nothing sent
@@ -111,7 +115,7 @@ func usage(w io.Writer) {
 
 const exitCodes = `
 Exit codes:
-	0  every verdict PASS (or KNOWN: a deviation the baseline lists)
+	0  every verdict PASS (or KNOWN: a deviation or requirement the baseline lists)
 	1  a verdict FAIL
 	2  usage error, or a refused configuration (a live-looking key such as
 	   sk_live_ or pk_live_ in any case, a production profile): nothing sent

@@ -115,6 +115,7 @@ func runProperty(verb string, c *propertyConfig, targs []string, stdout, stderr 
 	}
 	stop, release := onSignal(stderr, true)
 	defer release()
+	cfg.OnStart = func(s *conformance.Stats) { stats = s } // also when the run fails: Run does not return then
 	failed, err := gotest.Run("idemcheck", append(targs, testFlags(c.verbose)...), log.out(), func(t *testing.T) { stats = conformance.Run(t, cfg) })
 	folder := ""
 	if stats != nil {

@@ -1,0 +1,75 @@
+package main_test
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestCertifyBaselinedRequirementIsKnown: a baseline that names the
+// requirements a provider knowingly fails (no-fingerprint: a reused key
+// with another body is replayed, not refused) and the invariant its
+// property breaks turns those FAILs into KNOWN, evidence and reason kept
+// ("known: listed in the baseline"), and certify exits 0; a listed
+// requirement that passes stays PASS and its entry is reported unused on
+// the page. Without the baseline the same run exits 1. Regression
+// (outside tester): a requirement id in the baseline was ignored, so such
+// a provider could never exit 0.
+func TestCertifyBaselinedRequirementIsKnown(t *testing.T) {
+	url := serve(t, "--mutant", "no-fingerprint")
+	dir := t.TempDir()
+	listed := []string{"reused-key-other-body-refused", "inflight-mismatch-refused", "replay-returns-first-response"}
+	baseline := filepath.Join(dir, "baseline.txt")
+	content := "# known deviations of the sandbox\n" + strings.Join(listed, "\n") + "\nmismatch-rejected\n"
+	if err := os.WriteFile(baseline, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"certify", url, "--profile", absProfile(t), "--checks", "10", "--seed", "1", "--report-dir", filepath.Join(dir, "reports")}
+
+	code, _, stderr := idemcheckIn(t, dir, nil, args...)
+	if code != 1 {
+		t.Errorf("without the baseline: exit %d, want 1 (FAIL); stderr:\n%s", code, stderr)
+	}
+
+	code, stdout, stderr := idemcheckIn(t, dir, nil, append(args, "--baseline", baseline)...)
+	if code != 0 {
+		t.Errorf("with the baseline: exit %d, want 0 (KNOWN); stderr:\n%s", code, stderr)
+	}
+	page := strings.TrimSpace(stdout)
+	for _, r := range certification(t, page).Requirements {
+		switch {
+		case r.ID == "reused-key-other-body-refused" && r.Verdict != "KNOWN":
+			t.Errorf("%s: %s, want KNOWN (the baseline lists it)", r.ID, r.Verdict)
+		case r.ID == "replay-returns-first-response" && r.Verdict != "PASS":
+			t.Errorf("%s: %s, want PASS (listed, but it passes)", r.ID, r.Verdict)
+		case r.Verdict == "FAIL":
+			t.Errorf("%s: FAIL", r.ID)
+		case r.Verdict == "KNOWN" && !slices.Contains(listed, r.ID):
+			t.Errorf("%s: KNOWN, but the baseline does not list it", r.ID)
+		}
+	}
+	md, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"# idemcheck certification: KNOWN",
+		"| KNOWN | SHOULD | draft |",
+		"known: listed in the baseline; the same key with another amount answered",
+		"(#evidence-reused-key-other-body-refused)",
+	} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	_, unused, _ := strings.Cut(string(md), "\nBaseline entries unused")
+	unused, _, _ = strings.Cut(unused, "\n")
+	if !strings.Contains(unused, "`replay-returns-first-response`") || strings.Contains(unused, "`reused-key-other-body-refused`") {
+		t.Errorf("the page's unused baseline entries %q: want replay-returns-first-response (it passed), not reused-key-other-body-refused", unused)
+	}
+	if !strings.Contains(stderr, "KNOWN reused-key-other-body-refused: known: listed in the baseline") || !strings.Contains(stderr, "idemcheck: KNOWN\n") {
+		t.Errorf("stderr does not show the requirement and the run KNOWN:\n%s", stderr)
+	}
+}
