@@ -72,6 +72,12 @@ type Config struct {
 // GET /v1/charges?merchant_reference= answers what the scenarios say:
 // the charge, once the stub that created it has been served.
 //
+// POST /v1/refunds is imitated the same way, in a scenario per refund key
+// apart from the charges' (refunds.go): 201 with a refund, 402 for more
+// than is left of the charge, 404 for a charge not held, replayed, 422 and
+// 409 as for charges; GET /v1/refunds?merchant_reference= and Refunds
+// answer the refunds whose stubs have been served.
+//
 // Faults (faults.NativeFaults): 400, 422, 429 (Retry-After), 500, 503 and
 // reset answer without processing; lose-response processes and then fails
 // with one of WireMock's four faults; slow-processing processes and

@@ -3,14 +3,17 @@ package wiremock_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/models"
 	"github.com/idemcheck/idemcheck/sut/wiremock"
 	"github.com/stretchr/testify/require"
+	gowiremock "github.com/wiremock/go-wiremock"
 )
 
 // answered is one answer of the provider, as a test reads it.
@@ -90,6 +93,48 @@ func TestRefundsEndpoint(t *testing.T) {
 	rs := refunds(t, p)
 	require.Len(t, rs, 2)
 	require.Equal(t, []int64{20000, 34890}, []int64{rs[0].Amount, rs[1].Amount})
+}
+
+// A refund whose answer WireMock cuts (lose-response, each of its four
+// faults) was processed: the provider holds it once its stub is served,
+// and the retry under the key replays it rather than refunding again; a
+// refund that met a 503 fault was not processed, and its retry is.
+func TestRefundsLostResponse(t *testing.T) {
+	for _, wf := range wiremock.WireFaults {
+		t.Run(string(wf), func(t *testing.T) {
+			f := newFixture(t, wiremock.Config{WireFault: func(int) gowiremock.Fault { return wf }}, nil)
+			require.Equal(t, http.StatusCreated, send(t, f.prov, "POST", "/v1/charges", "ck", chargeBody).status)
+			f.wire.Schedule([]faults.Fault{{Kind: faults.KindLoseResponse}, {Kind: faults.KindPass}})
+			post := func() (*http.Response, error) {
+				req, _ := http.NewRequest(http.MethodPost, f.prov.BaseURL()+models.RefundsPath, strings.NewReader(refundBody("ch_000001", 100, "refund-1-a")))
+				req.Header.Set(models.IdempotencyKeyHeader, models.FormatKey("rk"))
+				return f.wire.RoundTrip(req)
+			}
+			if resp, err := post(); err == nil {
+				_, rerr := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				require.Error(t, rerr, "the answer must not arrive whole")
+			}
+			require.Len(t, refunds(t, f.prov), 1, "the lost answer's refund is held")
+			resp, err := post()
+			require.NoError(t, err)
+			resp.Body.Close()
+			require.Equal(t, []any{http.StatusCreated, "true"}, []any{resp.StatusCode, resp.Header.Get(models.ReplayedHeader)})
+			require.Len(t, refunds(t, f.prov), 1, "the retry replays")
+		})
+	}
+	f := newFixture(t, wiremock.Config{}, nil)
+	send(t, f.prov, "POST", "/v1/charges", "ck", chargeBody)
+	f.wire.Schedule([]faults.Fault{{Kind: faults.KindStatus503}})
+	req, _ := http.NewRequest(http.MethodPost, f.prov.BaseURL()+models.RefundsPath, strings.NewReader(refundBody("ch_000001", 100, "refund-1-a")))
+	req.Header.Set(models.IdempotencyKeyHeader, models.FormatKey("rk"))
+	resp, err := f.wire.RoundTrip(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	require.Empty(t, refunds(t, f.prov))
+	again := send(t, f.prov, "POST", models.RefundsPath, "rk", refundBody("ch_000001", 100, "refund-1-a"))
+	require.Equal(t, answered{status: http.StatusCreated, body: again.body}, again, "processed now, not a replay")
 }
 
 // The two planted refund bugs answer as the reference provider's mutants
