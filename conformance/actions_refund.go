@@ -62,7 +62,7 @@ func (r *refClient) Refund(ctx context.Context, o checkout.Order, amount int64) 
 
 // refund is the merchant refunding a paid order, or the probe sending the
 // order's charge key to /v1/refunds (refundKinds). It runs against a
-// provider whose refunds the harness reads (in process) and, for the
+// provider whose refunds the harness reads (in process, WireMock) and, for the
 // merchant's refund, the reference client (a client under test is not
 // driven through checkout.Refunder yet).
 func (m *machine) refund(t *rapid.T) {

@@ -93,10 +93,24 @@ func (e *embedded) accountCharges(other bool) []models.Charge {
 }
 
 // wireMock is a real WireMock server programmed by sut/wiremock, in real
-// time.
+// time. Its refunds (Refunds) are read like its charges, from WireMock's
+// scenario states.
 type wireMock struct {
 	*wiremock.Provider
+	wire *wireMockWire
 }
+
+// wireMockWire is the wire in front of WireMock: a faults.RemoteWire, so
+// that each exchange's arrival and answer take their place in the
+// history's order (key-scoped-per-endpoint orders a refund after its
+// charge by them), which keeps the Provider's native faults.
+type wireMockWire struct {
+	*faults.RemoteWire
+	prov *wiremock.Provider
+}
+
+// Native reports the kinds WireMock applies itself (wiremock.Provider).
+func (w *wireMockWire) Native(k faults.Kind) bool { return w.prov.Native(k) }
 
 // sharedWireMock is the one WireMock server of this process, started on
 // first use (or IDEMCHECK_WIREMOCK_URL). stopWireMock stops it.
@@ -107,19 +121,25 @@ var sharedWireMock wiremock.Shared
 // the server also dies with the process.
 func stopWireMock() { sharedWireMock.Stop() }
 
-func newWireMock(cfg Config, now func() time.Time) (*wireMock, error) {
+// newWireMock programs the shared server afresh for one sequence, with
+// mutant m's WireMock bugs planted (mutants.Mutant.WireMock), if any.
+func newWireMock(m *mutants.Mutant, hist *models.History, now func() time.Time) (*wireMock, error) {
 	srv, err := sharedWireMock.Get()
 	if err != nil {
 		return nil, err
 	}
-	p := wiremock.NewProvider(srv, wiremock.Config{Now: now}) // the machine draws the faults already scaled
+	wcfg := wiremock.Config{Now: now} // the machine draws the faults already scaled
+	if m != nil && m.WireMock != nil {
+		m.WireMock(&wcfg)
+	}
+	p := wiremock.NewProvider(srv, wcfg)
 	if err := p.Reset(); err != nil {
 		return nil, fmt.Errorf("wiremock: reset: %w", err)
 	}
-	return &wireMock{p}, nil
+	return &wireMock{Provider: p, wire: &wireMockWire{RemoteWire: &faults.RemoteWire{Next: p, History: hist, Now: now}, prov: p}}, nil
 }
 
-func (w *wireMock) Wire() http.RoundTripper { return w.Provider }
+func (w *wireMock) Wire() http.RoundTripper { return w.wire }
 
 // Amend takes each forwarded exchange's key header from WireMock's journal.
 func (w *wireMock) Amend(s *models.Snapshot) error {

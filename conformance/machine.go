@@ -89,7 +89,7 @@ func newWorld(cfg Config, m *mutants.Mutant) (*world, error) {
 	switch {
 	case cfg.Provider == ProviderWireMock:
 		w.clock, w.real = &faults.OffsetClock{}, true
-		wm, err := newWireMock(cfg, w.clock.Now)
+		wm, err := newWireMock(m, w.hist, w.clock.Now)
 		if err != nil {
 			return nil, err
 		}

@@ -3,6 +3,7 @@ package conformance_test
 import (
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/idemcheck/idemcheck/sut/wiremock"
@@ -30,6 +31,35 @@ func TestWireMockReferencePasses(t *testing.T) {
 	require.False(t, failed, out)
 	require.Contains(t, out, "replay-consistent              not judged")
 	require.Contains(t, out, "lose-response×", "WireMock's faults were injected")
+	// The refunds endpoint is driven and judged on WireMock too (issue 10).
+	require.Regexp(t, `at-most-one-refund-per-intent\s+evaluated .* over +[1-9]\d* refund intents`, out)
+	require.Regexp(t, `key-scoped-per-endpoint\s+evaluated .* over +[1-9]\d* requests to /v1/refunds`, out)
+}
+
+// TestWireMockCatchesRefundBugs: the reference provider's two mutants of
+// the refunds endpoint, planted in WireMock's stubs (wiremock.Planted),
+// fail on their documented invariants: the charge's scenario replayed on
+// /v1/refunds on key-scoped-per-endpoint, a refund key not kept on
+// at-most-one-refund-per-intent.
+func TestWireMockCatchesRefundBugs(t *testing.T) {
+	for _, c := range []struct{ mutant, seed, want string }{
+		{"refund-replays-charge", "1", "key-scoped-per-endpoint: a refund under the key of the charge of order "},
+		// seed 1 meets it after 60 sequences, seed 2 in the first
+		{"refund-not-idempotent", "2", "at-most-one-refund-per-intent: the provider holds "},
+	} {
+		t.Run(c.mutant, func(t *testing.T) {
+			// Shrinking is bounded: the invariant is what is asserted, not
+			// the smallest sequence.
+			out, failed, dir := runConformance(t, c.seed, append(wireMockEnv(t), "IDEMCHECK_MUTANT="+c.mutant, "RAPID_SHRINKTIME=5s")...)
+			require.True(t, failed, "the property must fail against the mutant; output:\n%s", out)
+			require.Contains(t, out, c.want)
+			raw, err := os.ReadFile(reportFile(dir, c.mutant+"/wiremock", "failure.json"))
+			require.NoError(t, err, out)
+			var rep struct{ Invariant, Provider string }
+			require.NoError(t, json.Unmarshal(raw, &rep))
+			require.Equal(t, []string{strings.SplitN(c.want, ":", 2)[0], "wiremock"}, []string{rep.Invariant, rep.Provider})
+		})
+	}
 }
 
 // TestWireMockCatchesFreshKeyPerRequest: against WireMock, the planted bug

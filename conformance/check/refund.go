@@ -3,6 +3,7 @@ package check
 import (
 	"strings"
 
+	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/models"
 )
 
@@ -121,6 +122,9 @@ func checkKeyScopedPerEndpoint(w World) Finding {
 	}
 	for _, i := range refunds {
 		e := exs[i]
+		if faultAnswered(&e) {
+			continue // the fault's answer, not the provider's
+		}
 		var charges []models.Exchange
 		inFlight := false // an earlier refund under the key still at the provider when e arrived: a 409 is that refund's
 		for _, j := range byKey[e.Key] {
@@ -145,7 +149,7 @@ func checkKeyScopedPerEndpoint(w World) Finding {
 			}
 			// The charge's stored response: what it answered once processed
 			// (a 409 of the charges endpoint is no stored response).
-			if c.ProviderDone && c.ProviderStatus != 409 && c.ProviderStatus == e.ProviderStatus && c.ProviderBodyDigest == e.ProviderBodyDigest {
+			if c.ProviderDone && c.ProviderStatus != 409 && !faultAnswered(&c) && c.ProviderStatus == e.ProviderStatus && c.ProviderBodyDigest == e.ProviderBodyDigest {
 				return Violation(KeyScopedPerEndpoint, "a refund under the key of %s was answered with that charge's stored response (%d)", chargeName(c), e.ProviderStatus)
 			}
 		}
@@ -157,6 +161,15 @@ func checkKeyScopedPerEndpoint(w World) Finding {
 		}
 	}
 	return Finding{}
+}
+
+// faultAnswered reports whether e was answered by its fault in the
+// provider's place (a status fault or a reset): where the wire applies
+// those itself, as WireMock does, the exchange reached it and is answered,
+// but nothing was processed and nothing stored.
+func faultAnswered(e *models.Exchange) bool {
+	k := faults.Kind(e.Fault)
+	return faults.IsStatus(k) || k == faults.KindReset
 }
 
 // chargeName names the charge request c for a report: "the charge of

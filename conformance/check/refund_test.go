@@ -114,13 +114,7 @@ func TestKeyScopedPerEndpoint_OwnRefundInFlight(t *testing.T) {
 		conflict := models.BodyDigest([]byte(`{"status":409}`))
 		f.post(f.att.IdempotencyKey, 409, "", 409, "").ProviderBodyDigest = conflict
 		refundProbe(f, 409, "", conflict)
-		var scoped []check.Invariant
-		for _, inv := range check.Safety() {
-			if inv.Name == check.KeyScopedPerEndpoint {
-				scoped = append(scoped, inv)
-			}
-		}
-		v := check.Evaluate(f.w, scoped)
+		v := check.Evaluate(f.w, keyScoped())
 		require.NotNil(t, v)
 		assert.Contains(t, v.Message, "answered 409 though the charge had finished")
 	})
@@ -131,4 +125,30 @@ func TestKeyScopedPerEndpoint_OwnRefundInFlight(t *testing.T) {
 	first.ProviderDone, first.ProviderSeq = false, 0
 	refundProbe(f, 409, "", models.BodyDigest([]byte(`{"detail":"x"}`)))
 	assert.Nil(t, evaluate(f.w))
+}
+
+// Regression (WireMock refunds, issue 10): where the wire applies a status
+// fault itself (WireMock answers 503 in the provider's place, and its
+// journal marks the exchange answered), a charge try and the refund probe
+// under its key that both met a 503 fault carry the same status and body.
+// That is the fault's answer twice, not the charge's stored response.
+func TestKeyScopedPerEndpoint_FaultAnswersAreNoStoredResponse(t *testing.T) {
+	f := paidFixture(models.RefundOpen)
+	unavailable := models.BodyDigest([]byte(`{"title":"Service Unavailable","status":503}`))
+	tried := f.post(f.att.IdempotencyKey, 503, "", 503, "")
+	tried.Fault, tried.ProviderBodyDigest = "503", unavailable
+	refundProbe(f, 503, "", unavailable)
+	f.w.History.Exchanges[len(f.w.History.Exchanges)-1].Fault = "503"
+	assert.Nil(t, check.Evaluate(f.w, keyScoped()))
+}
+
+// keyScoped is key-scoped-per-endpoint alone.
+func keyScoped() []check.Invariant {
+	var out []check.Invariant
+	for _, inv := range check.Safety() {
+		if inv.Name == check.KeyScopedPerEndpoint {
+			out = append(out, inv)
+		}
+	}
+	return out
 }

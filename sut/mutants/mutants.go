@@ -12,6 +12,7 @@ import (
 	"github.com/idemcheck/idemcheck/sut/client"
 	"github.com/idemcheck/idemcheck/sut/provider"
 	"github.com/idemcheck/idemcheck/sut/provider/redisstore"
+	"github.com/idemcheck/idemcheck/sut/wiremock"
 )
 
 // Mutant is one planted bug.
@@ -38,6 +39,10 @@ type Mutant struct {
 	Client func(cfg *client.Config)
 	// Provider, if set, changes the embedded provider's configuration.
 	Provider func(cfg *provider.Config)
+	// WireMock, if set, plants the same bug in the WireMock provider
+	// (sut/wiremock): the mutant then also runs with
+	// IDEMCHECK_PROVIDER=wiremock.
+	WireMock func(cfg *wiremock.Config)
 	// ClientStore, if set, is the client's attempt store the mutant needs
 	// (IDEMCHECK_CLIENT_STORE's values: "postgres"); the harness selects it.
 	ClientStore string

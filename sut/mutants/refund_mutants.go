@@ -7,6 +7,7 @@ import (
 	"github.com/idemcheck/idemcheck/models"
 	"github.com/idemcheck/idemcheck/sut/client"
 	"github.com/idemcheck/idemcheck/sut/provider"
+	"github.com/idemcheck/idemcheck/sut/wiremock"
 )
 
 // The refunds endpoint's mutants: a second idempotent endpoint (seed
@@ -26,6 +27,7 @@ func init() {
 		Invariant:   "key-scoped-per-endpoint", MinSteps: 3,
 		Class:    "stored response keyed without the endpoint: another operation's answer replayed",
 		Provider: func(cfg *provider.Config) { cfg.Planted.Refunds.ReplaysCharge = true },
+		WireMock: func(cfg *wiremock.Config) { cfg.Planted.RefundReplaysCharge = true },
 	})
 	register(Mutant{
 		Name:        "refund-not-idempotent",
@@ -33,6 +35,7 @@ func init() {
 		Invariant:   "at-most-one-refund-per-intent", MinSteps: 3,
 		Class:    "idempotency mounted on /charges only (seed article 004: /refunds needs it too)",
 		Provider: func(cfg *provider.Config) { cfg.Planted.Refunds.NotIdempotent = true },
+		WireMock: func(cfg *wiremock.Config) { cfg.Planted.RefundNotIdempotent = true },
 	})
 	register(Mutant{
 		Name:        "refund-key-per-try",

@@ -46,6 +46,9 @@ type Config struct {
 	// WireFault, if set, picks WireMock's fault for the n-th lose-response
 	// (counted from 0); default WireFaults in turn.
 	WireFault func(n int) gowiremock.Fault
+	// Planted, if set, plants bugs in the refunds endpoint (refunds.go):
+	// the reference's provider mutants of that path, on WireMock.
+	Planted Planted
 }
 
 // Provider imitates a payment provider that honours Idempotency-Key
@@ -69,6 +72,12 @@ type Config struct {
 // GET /v1/charges?merchant_reference= answers what the scenarios say:
 // the charge, once the stub that created it has been served.
 //
+// POST /v1/refunds is imitated the same way, in a scenario per refund key
+// apart from the charges' (refunds.go): 201 with a refund, 402 for more
+// than is left of the charge, 404 for a charge not held, replayed, 422 and
+// 409 as for charges; GET /v1/refunds?merchant_reference= and Refunds
+// answer the refunds whose stubs have been served.
+//
 // Faults (faults.NativeFaults): 400, 422, 429 (Retry-After), 500, 503 and
 // reset answer without processing; lose-response processes and then fails
 // with one of WireMock's four faults; slow-processing processes and
@@ -78,13 +87,15 @@ type Config struct {
 // 3 s attempt timeout scales them first (conformance does).
 // It is safe for concurrent use.
 type Provider struct {
-	srv  *Server
-	rt   http.RoundTripper
-	pick func(int) gowiremock.Fault
-	now  func() time.Time
+	srv     *Server
+	rt      http.RoundTripper
+	pick    func(int) gowiremock.Fault
+	now     func() time.Time
+	planted Planted
 
-	mu      sync.Mutex // guards keys, refs, charges, declines, loses, nextID
+	mu      sync.Mutex // guards keys, refs, charges, declines, loses, nextID and rf
 	keys    map[string]*keyState
+	rf      refundBook
 	gates   map[string]chan struct{} // per key: a token held while a request with it is at WireMock
 	refs    map[string][]string      // merchant_reference → keys sent with it, in order
 	charges int
@@ -107,12 +118,13 @@ type keyState struct {
 	status int
 	body   []byte
 	charge *models.Charge // when status is 201
+	refund *models.Refund // when status is 201 on the refunds endpoint
 }
 
 // NewProvider returns a Provider programming srv. Call Reset before use
 // and between runs.
 func NewProvider(srv *Server, cfg Config) *Provider {
-	p := &Provider{srv: srv, rt: cfg.Transport, pick: cfg.WireFault, now: cfg.Now}
+	p := &Provider{srv: srv, rt: cfg.Transport, pick: cfg.WireFault, now: cfg.Now, planted: cfg.Planted}
 	if p.now == nil {
 		p.now = time.Now
 	}
@@ -129,6 +141,7 @@ func NewProvider(srv *Server, cfg Config) *Provider {
 func (p *Provider) clear() {
 	p.keys, p.refs, p.gates = map[string]*keyState{}, map[string][]string{}, map[string]chan struct{}{}
 	p.charges, p.decl, p.loses, p.nextID = 0, 0, 0, 0
+	p.rf = refundBook{keys: map[string]*keyState{}, refs: map[string][]*keyState{}}
 }
 
 // BaseURL is the WireMock server's URL.
@@ -210,11 +223,15 @@ func (p *Provider) program(req *http.Request, body []byte, f faults.Fault, id in
 		raw, has := req.Header[models.IdempotencyKeyHeader]
 		if !has || len(raw) == 0 {
 			problem := answer{status: http.StatusBadRequest, body: problemBody(http.StatusBadRequest, "Idempotency-Key is required")}
-			return p.stub(exchangeStub(gowiremock.Post, id), p.withFault(problem, f))
+			return p.stub(exchangeStub(gowiremock.Post, "/v1/charges", id), p.withFault(problem, f))
 		}
 		return p.programPost(raw[0], body, f, id)
 	case req.Method == http.MethodGet && req.URL.Path == "/v1/charges":
 		return p.programFind(req.URL.Query().Get("merchant_reference"), f, id)
+	case req.Method == http.MethodPost && req.URL.Path == models.RefundsPath:
+		return p.programRefund(req.Header.Values(models.IdempotencyKeyHeader), body, f, id)
+	case req.Method == http.MethodGet && req.URL.Path == models.RefundsPath:
+		return p.programFindRefunds(req.URL.Query().Get("merchant_reference"), f, id)
 	}
 	return nil // WireMock answers 404 for what is not stubbed
 }
@@ -233,17 +250,27 @@ func (p *Provider) programPost(header string, body []byte, f faults.Fault, id in
 			p.refs[cr.MerchantReference] = append(p.refs[cr.MerchantReference], key)
 		}
 	}
+	a := p.next(ks, fp, f, func() { p.process(ks, cr) })
+	return p.stub(scenarioRule("/v1/charges", scenarioName(key), ks), p.withFault(a, f))
+}
+
+// next decides the answer of the next request with ks's key and body
+// fingerprint fp under fault f, and counts it (ks.n): 422 for another
+// body; under a fault before processing, the fault's own answer; the
+// first request that gets through runs process and answers its outcome;
+// later ones answer 409 while it is in flight, then replay it. The caller
+// holds p.mu.
+func (p *Provider) next(ks *keyState, fp string, f faults.Fault, process func()) answer {
 	var a answer
 	processes := f.Kind == "" || f.Kind == faults.KindPass || f.Kind == faults.KindLoseResponse ||
 		f.Kind == faults.KindSlowProcessing || f.Kind == faults.KindDelay
 	switch {
 	case ks.fingerprint != fp:
 		a = answer{status: http.StatusUnprocessableEntity, body: problemBody(http.StatusUnprocessableEntity, "Idempotency-Key reused with another request body")}
-		processes = false
 	case !processes:
 		// a fault before processing: the provider answers without charging
 	case ks.processAt < 0:
-		p.process(ks, cr)
+		process()
 		ks.processAt, ks.doneAt = ks.n, p.now()
 		if f.Kind == faults.KindSlowProcessing {
 			ks.doneAt = ks.doneAt.Add(f.Delay)
@@ -251,17 +278,11 @@ func (p *Provider) programPost(header string, body []byte, f faults.Fault, id in
 		a = answer{status: ks.status, body: ks.body}
 	case p.now().Before(ks.doneAt):
 		a = answer{status: http.StatusConflict, body: problemBody(http.StatusConflict, "a request with this Idempotency-Key is still being processed")}
-		processes = false
 	default:
 		a = answer{status: ks.status, body: ks.body, replayed: true}
 	}
-	rule := gowiremock.Post(gowiremock.URLPathEqualTo("/v1/charges")).
-		WithHeader(models.IdempotencyKeyHeader, gowiremock.Matching(keyPattern(key))).
-		InScenario(scenarioName(key)).
-		WhenScenarioStateIs(stateName(ks.n)).
-		WillSetStateTo(stateName(ks.n + 1))
 	ks.n++
-	return p.stub(rule, p.withFault(a, f))
+	return a
 }
 
 // process decides the key's one outcome: a charge, or a decline.
@@ -293,7 +314,7 @@ func (p *Provider) programFind(ref string, f faults.Fault, id int) error {
 		sortCharges(charges)
 	}
 	a := answer{status: http.StatusOK, body: mustJSON(map[string][]models.Charge{"data": charges})}
-	rule := exchangeStub(gowiremock.Get, id).WithQueryParam("merchant_reference", gowiremock.EqualTo(ref))
+	rule := exchangeStub(gowiremock.Get, "/v1/charges", id).WithQueryParam("merchant_reference", gowiremock.EqualTo(ref))
 	return p.stub(rule, p.withFault(a, f))
 }
 

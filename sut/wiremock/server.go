@@ -8,6 +8,7 @@
 // Index:
 //   - server.go   — Server: start the jar, wait for health, reset, stop; Shared for TestMain.
 //   - provider.go — Provider: the stateful imitation, an http.RoundTripper with native faults.
+//   - refunds.go  — the refunds endpoint: its own scenario per key, Refunds, the planted refund bugs.
 //   - stubs.go    — the stubs one answer becomes.
 //   - journal.go  — the request journal and scenario states, read back.
 package wiremock

@@ -69,10 +69,22 @@ func (p *Provider) stub(rule *gowiremock.StubRule, resp gowiremock.Response) err
 	return p.srv.Admin.StubFor(rule.WillReturnResponse(resp))
 }
 
-// exchangeStub matches only the request the harness sent as exchange id.
-func exchangeStub(method func(gowiremock.URLMatcher) *gowiremock.StubRule, id int) *gowiremock.StubRule {
-	return method(gowiremock.URLPathEqualTo("/v1/charges")).
+// exchangeStub matches only the request the harness sent to path as
+// exchange id.
+func exchangeStub(method func(gowiremock.URLMatcher) *gowiremock.StubRule, path string, id int) *gowiremock.StubRule {
+	return method(gowiremock.URLPathEqualTo(path)).
 		WithHeader(ExchangeHeader, gowiremock.EqualTo(strconv.Itoa(id)))
+}
+
+// scenarioRule matches the next POST to path with ks's key in scenario
+// name: the stub of state ks.n-1 (next has counted the request), which
+// moves the scenario to ks.n.
+func scenarioRule(path, name string, ks *keyState) *gowiremock.StubRule {
+	return gowiremock.Post(gowiremock.URLPathEqualTo(path)).
+		WithHeader(models.IdempotencyKeyHeader, gowiremock.Matching(keyPattern(ks.key))).
+		InScenario(name).
+		WhenScenarioStateIs(stateName(ks.n - 1)).
+		WillSetStateTo(stateName(ks.n))
 }
 
 // keyPattern matches the key sent quoted (a Structured Field String,
