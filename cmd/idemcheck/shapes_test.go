@@ -25,18 +25,11 @@ func TestCertifyShapesWithoutACharge(t *testing.T) {
 			p := &stranger.Provider{Mode: mode}
 			url := stranger.Start(t, p)
 			_, stdout, stderr := idemcheck(t, nil, "certify", url, "--checks", "10", "--seed", "1", "--report-dir", t.TempDir())
-			page := strings.TrimSpace(stdout)
-			b, err := os.ReadFile(filepath.Join(filepath.Dir(page), "certification.json"))
-			if err != nil {
-				t.Fatalf("no certification.json beside %q: %v; stderr:\n%s", page, err, stderr)
-			}
 			var c struct {
 				Requirements []struct{ ID, Verdict, Reason string }
 				Invariants   []struct{ Name, Verdict, Reason string }
 			}
-			if err := json.Unmarshal(b, &c); err != nil {
-				t.Fatal(err)
-			}
+			readCertification(t, stdout, stderr, &c)
 			seen := 0
 			for _, r := range c.Requirements {
 				if r.ID == "equivalent-request-shapes-agree" {
@@ -61,5 +54,54 @@ func TestCertifyShapesWithoutACharge(t *testing.T) {
 				t.Errorf("the provider got %d creates and made %d charges, want some and none", posts, p.Charges())
 			}
 		})
+	}
+}
+
+// TestCertifyDeterministicRawURLProvider: a deterministic provider that
+// keys its store by the raw URL (a trailing slash charges again) fails
+// equivalent-request-shapes-agree and the property's
+// equivalent-requests-agree, and no deviation of it is put down to the
+// provider's timing: its label is minimal or names its evidence
+// (conformance/minimal.go).
+func TestCertifyDeterministicRawURLProvider(t *testing.T) {
+	p := &stranger.Provider{Mode: stranger.RawURL}
+	url := stranger.Start(t, p)
+	code, stdout, stderr := idemcheck(t, nil, "certify", url, "--checks", "100", "--seed", "1", "--report-dir", t.TempDir())
+	var c struct {
+		Requirements []struct{ ID, Verdict string }
+		Deviations   []struct{ Invariant, Minimal string }
+	}
+	readCertification(t, stdout, stderr, &c)
+	if code != 1 {
+		t.Errorf("exit %d, want 1 (FAIL)", code)
+	}
+	for _, r := range c.Requirements {
+		if r.ID == "equivalent-request-shapes-agree" && r.Verdict != "FAIL" {
+			t.Errorf("requirement %s: %s, want FAIL", r.ID, r.Verdict)
+		}
+	}
+	found := false
+	for _, d := range c.Deviations {
+		found = found || d.Invariant == "equivalent-requests-agree"
+		if strings.Contains(d.Minimal, "provider's timing") {
+			t.Errorf("deviation %s labelled %q: a deterministic provider's timing is no cause", d.Invariant, d.Minimal)
+		}
+	}
+	if !found {
+		t.Errorf("no equivalent-requests-agree deviation in %+v", c.Deviations)
+	}
+}
+
+// readCertification decodes into v the certification.json beside the page
+// whose path idemcheck certify printed on stdout.
+func readCertification(t *testing.T, stdout, stderr string, v any) {
+	t.Helper()
+	page := strings.TrimSpace(stdout)
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(page), "certification.json"))
+	if err != nil {
+		t.Fatalf("no certification.json beside %q: %v; stderr:\n%s", page, err, stderr)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatal(err)
 	}
 }

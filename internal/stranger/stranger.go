@@ -1,8 +1,9 @@
 // Package stranger is a provider of the reference dialect written apart
 // from sut/provider, on loopback, as an outside team might write one, for
 // the tests of verdicts against code idemcheck did not write: creates are
-// keyed by the Idempotency-Key header as sent (and, in RawURL mode, by the
-// raw request URL too), lookups by merchant reference. It counts what it
+// keyed by the Idempotency-Key (quoted or bare: one key; and, in RawURL
+// mode, by the raw request URL too), another body under a stored key is
+// refused with 422, lookups are by merchant reference. It counts what it
 // received. A Provider is safe for concurrent use.
 package stranger
 
@@ -12,6 +13,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -56,6 +58,7 @@ type Provider struct {
 
 type stored struct {
 	at   time.Time
+	req  models.ChargeRequest // the first request's content: another under the key is a 422
 	body []byte
 }
 
@@ -125,11 +128,17 @@ func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte(`{"error":{"type":"api_error"}}`))
 		return
 	}
-	key := r.Header.Get(models.IdempotencyKeyHeader)
+	key := strings.Trim(r.Header.Get(models.IdempotencyKeyHeader), `"`) // the quoted and the bare key are one
 	if p.Mode == RawURL {
 		key += " " + r.URL.RequestURI()
 	}
 	if st, ok := p.keys[key]; ok && (p.Mode == RawURL || time.Since(st.at) < p.Forget) {
+		if st.req != req {
+			w.Header().Set("Content-Type", "application/problem+json")
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			_, _ = w.Write([]byte(`{"title":"Idempotency-Key reused with another body","status":422}`))
+			return
+		}
 		w.WriteHeader(http.StatusCreated)
 		_, _ = w.Write(st.body)
 		return
@@ -139,7 +148,7 @@ func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if p.keys == nil {
 		p.keys = map[string]stored{}
 	}
-	p.keys[key] = stored{at: time.Now(), body: b}
+	p.keys[key] = stored{at: time.Now(), req: req, body: b}
 	w.WriteHeader(http.StatusCreated)
 	_, _ = w.Write(b)
 }
