@@ -29,8 +29,10 @@ type Options struct {
 	// RequestTimeout bounds each request; default 15s.
 	RequestTimeout time.Duration
 	// RetentionWaitMax is the longest the retention requirement may wait
-	// for a window to nearly pass; a profile window longer than this makes
-	// it INCONCLUSIVE; default 2m.
+	// for a window to nearly pass; default 2m. A profile window longer
+	// than this is not waited out: a key stored before the first
+	// requirement is re-sent after the last (FAIL if forgotten by then,
+	// else NOT JUDGED, saying how long it was kept).
 	RetentionWaitMax time.Duration
 	// CheckTimeout bounds each linearizability check; default 10s (then
 	// the requirement is INCONCLUSIVE).
@@ -133,9 +135,18 @@ func Run(ctx context.Context, p *remote.Provider, opts Options) (reports.Certifi
 	if notDialect != nil {
 		notTested = "not tested: " + notDialect.Error()
 	}
+	var planted *retentionPlant // the retention requirement's key, re-sent after every other requirement
+	if notDialect == nil && (len(only) == 0 || only[ReqRetention]) && r.retentionTooLong() {
+		planted = r.plantRetention()
+	}
+	late, lateReq := -1, Requirement{} // the retention requirement and its place in cert.Requirements, when judged last
 	for _, req := range Requirements() {
 		res := reports.RequirementResult{ID: req.ID, Title: req.Title, Source: req.Source, Against: req.against(prof), Level: req.Level}
 		switch {
+		case req.ID == ReqRetention && planted != nil:
+			late, lateReq = len(cert.Requirements), req
+			cert.Requirements = append(cert.Requirements, res)
+			continue
 		case notDialect != nil:
 			res.Verdict, res.Reason = reports.Inconclusive, notTested
 			res.Evidence = r.hist.Snapshot().Exchanges
@@ -145,6 +156,13 @@ func Run(ctx context.Context, p *remote.Provider, opts Options) (reports.Certifi
 			res = r.run(req, res)
 		}
 		cert.Requirements = append(cert.Requirements, res)
+		if opts.Progress != nil {
+			opts.Progress(res)
+		}
+	}
+	if late >= 0 {
+		res := r.lateRetention(lateReq, cert.Requirements[late], planted)
+		cert.Requirements[late] = res
 		if opts.Progress != nil {
 			opts.Progress(res)
 		}

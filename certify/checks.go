@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/anishathalye/porcupine"
 
@@ -357,34 +356,6 @@ func checkQuotedKey(r *runner) (verdict, string, error) {
 		return fail, fmt.Sprintf("the bare token after the quoted key answered %s, not the replay of %s", bare.short(), first.short()), nil
 	}
 	return r.judged(pass, "")
-}
-
-func checkRetention(r *runner) (verdict, string, error) {
-	prof := r.p.Profile()
-	window := time.Duration(prof.RetentionWindow)
-	if window > r.opts.RetentionWaitMax {
-		return nj, fmt.Sprintf("profile %q publishes a %s retention window, longer than the %s this run may wait", prof.Name, window, r.opts.RetentionWaitMax), nil
-	}
-	wait := window - min(window/10, 5*time.Second)
-	if dl, ok := r.ctx.Deadline(); ok && time.Until(dl) < wait+2*r.opts.RequestTimeout {
-		return inc, fmt.Sprintf("%s: waiting %s does not fit in the duration left", errBudget, wait), nil
-	}
-	key, body := models.FormatKey(newKey()), r.charge("retention")
-	first, why, err := r.created(key, body)
-	if err != nil || why != "" {
-		return inc, why, err
-	}
-	if err := pause(r.ctx, wait); err != nil {
-		return inc, fmt.Sprintf("%s: duration spent while waiting", errBudget), nil
-	}
-	again, err := r.post(key, body)
-	if err != nil {
-		return inc, "", err
-	}
-	if !same(first, again) {
-		return fail, fmt.Sprintf("a retry %s after the first answer, inside the published %s window, answered %s, not the replay of %s", wait, window, again.short(), first.short()), nil
-	}
-	return pass, "", nil
 }
 
 func checkCrossAccount(r *runner) (verdict, string, error) {

@@ -35,8 +35,12 @@ type runner struct {
 	account *http.Client // the second account's client, nil without one
 	start   int          // the first exchange index of the requirement running
 	shown   []byte       // porcupine's visualisation of its illegal history, nil if none
-	mu      sync.Mutex   // guards op
-	op      int
+	// reserved is kept of the budgets for a send still to come (the
+	// retention requirement's re-send at the end of the run): afford
+	// counts it as spent. Written between requirements only.
+	reserved cost
+	mu       sync.Mutex // guards op
+	op       int
 }
 
 // errBudget marks a requirement stopped by a budget: its verdict is
@@ -118,7 +122,8 @@ func (r *runner) charge(label string) models.ChargeRequest {
 func newKey() string { return uuid.NewString() }
 
 // afford fails with errBudget, without sending, when requests (posts of
-// them creates) do not fit in the budget or the run's time is up.
+// them creates) do not fit in the budget beside what is reserved, or the
+// run's time is up.
 func (r *runner) afford(requests, posts int) error {
 	if err := r.p.Meter().Held(); err != nil {
 		return fmt.Errorf("%w: %s", errBudget, strings.TrimSuffix(strings.TrimPrefix(err.Error(), "remote: "), "; request not sent"))
@@ -126,7 +131,7 @@ func (r *runner) afford(requests, posts int) error {
 	if r.ctx.Err() != nil {
 		return fmt.Errorf("%w: duration of %s spent", errBudget, r.p.Config().Limits.MaxDuration)
 	}
-	if ok, what := r.p.Meter().Afford(requests, posts); !ok {
+	if ok, what := r.p.Meter().Afford(requests+r.reserved.requests, posts+r.reserved.posts); !ok {
 		return fmt.Errorf("%w: not enough %s left", errBudget, what)
 	}
 	return nil

@@ -41,7 +41,11 @@ func requestShapes(body models.ChargeRequest) []requestShape {
 // another order and other whitespace is answered the first response or
 // refused (404, 400…), never charged again and never refused with the
 // mismatch status (the fingerprint is over the payload's content, draft
-// §2.4); the lookup by merchant reference then finds one charge.
+// §2.4); the lookup by merchant reference then finds one charge. The
+// first create is the control: unless it answered 201 with a charge and
+// the lookup then finds exactly that one, the shapes would show nothing
+// (a provider that declines, fails or answers 201 without charging), and
+// the requirement is INCONCLUSIVE with the reason, never PASS.
 func checkShapes(r *runner) (verdict, string, error) {
 	if r.p.Dialect() == remote.DialectStripe {
 		return nj, "the stripe dialect rebuilds every create (form-encoded, on its own URL): the shapes never reach the provider", nil
@@ -49,6 +53,12 @@ func checkShapes(r *runner) (verdict, string, error) {
 	key, body := models.FormatKey(newKey()), r.charge("shapes")
 	first, why, err := r.created(key, body)
 	if err != nil || why != "" {
+		return inc, why, err
+	}
+	if why, err := r.charges(body.MerchantReference, 1); err != nil || why != "" {
+		if why != "" {
+			why = fmt.Sprintf("the first create answered %s but %s: the control request produced no charge of its own, so no shape can show a second one", first.short(), why)
+		}
 		return inc, why, err
 	}
 	for _, s := range requestShapes(body) {

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemcheck/idemcheck/certify"
+	"github.com/idemcheck/idemcheck/internal/stranger"
 	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/sut/provider"
 	"github.com/idemcheck/idemcheck/sut/remote"
@@ -84,4 +85,26 @@ func TestCertify_CrossAccountBlockedKeyFails(t *testing.T) {
 	assert.Equal(t, reports.Fail, r.Verdict, r.Reason)
 	assert.Contains(t, r.Reason, "blocked")
 	assert.NotEmpty(t, r.Evidence)
+}
+
+// A provider that never charges — declining every create (402 with a
+// decline body), answering 201 with a charge it never creates, or 500 —
+// gives equivalent-request-shapes-agree no control charge: INCONCLUSIVE
+// with the reason, never PASS nor FAIL, and no shape is sent (the
+// provider gets the control create alone). Regression (outside tester):
+// the phantom's shapes were judged (FAIL) against a charge that never was.
+func TestCertify_ShapesWithoutAChargeAreInconclusive(t *testing.T) {
+	for name, mode := range map[string]stranger.Mode{"declines": stranger.Declines, "phantom": stranger.Phantom, "broken": stranger.Broken} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			p := &stranger.Provider{Mode: mode}
+			_, got := certifyLimits(t, stranger.Start(t, p), remote.Limits{}, certify.ReqShapes)
+			r := got[certify.ReqShapes]
+			assert.Equal(t, reports.Inconclusive, r.Verdict, r.Reason)
+			assert.NotEmpty(t, r.Reason)
+			posts, _ := p.Received()
+			assert.Equal(t, 1, posts, "the control create alone")
+			assert.Zero(t, p.Charges())
+		})
+	}
 }

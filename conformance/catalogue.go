@@ -337,9 +337,6 @@ func (r *runState) searchSpent() bool {
 // retries numbers the fail files of retried rounds (retryRound).
 var retries atomic.Int64
 
-// flaky reports whether rapid's message is its "flaky test" verdict.
-func flaky(rapidText string) bool { return strings.Contains(rapidText, "flaky test") }
-
 // removeFailFile removes a fail file of this run's process, one a round
 // no longer reports.
 func removeFailFile(ff string) {
@@ -355,24 +352,6 @@ func (r *runState) record(t *testing.T, rd round, rapidText string) {
 	f, v := rd.smallest, rd.smallestV
 	ff := r.keepFailFile(failFileIn(rapidText), rd)
 	f.Replay, f.Seed, f.Explanation, f.Category = replayCommand(r, ff), failFileSeed(ff), explain(f), v.Category
-	minimal, remedy := "minimal", ""
-	switch {
-	case rd.cut != "":
-		minimal = "not minimal: budget (" + rd.cut + " while shrinking)"
-		remedy = "Raise IDEMCHECK_MAX_REQUESTS, IDEMCHECK_MAX_CHARGES or IDEMCHECK_MAX_DURATION to shrink further."
-	case flaky(rapidText) && rd.shrinks <= 1:
-		minimal = "not minimal: it did not fail again when rapid ran it a second time (the provider's timing), so it was not shrunk"
-		remedy = "Give the provider more processing time, or replay it a few times (IDEMCHECK_REPRODUCE), to see how often it fails."
-	case flaky(rapidText):
-		minimal = "not minimal: a smaller sequence failed once but not when rapid ran it again (the provider's timing), which ends rapid's shrinking"
-		remedy = "Give the provider more processing time, or replay it a few times (IDEMCHECK_REPRODUCE), to see how often it fails."
-	case time.Since(rd.foundAt) >= rapidShrinkTime():
-		minimal = "not minimal: shrink time (-rapid.shrinktime " + rapidShrinkTime().String() + ")"
-		remedy = "Raise -rapid.shrinktime (RAPID_SHRINKTIME) to shrink further."
-	}
-	if minimal != "minimal" {
-		f.Notes = append(f.Notes, "This counterexample is "+minimal+": the smallest failing sequence found, maybe not the smallest there is. "+remedy)
-	}
 	switch {
 	case r.cfg.Reproduce > 0 && (ff == "" || rd.cut != ""):
 		t.Logf("idemcheck: reproducibility of deviation %d not checked: %s", rd.n, orElse(rd.cut, "rapid kept no fail file"))
@@ -385,6 +364,10 @@ func (r *runState) record(t *testing.T, rd round, rapidText string) {
 		} else {
 			f.Reproducibility = &rep
 		}
+	}
+	minimal, remedy := minimality(rd.cut, rapidText, rd.shrinks, time.Since(rd.foundAt) >= rapidShrinkTime(), f.Reproducibility)
+	if minimal != "minimal" {
+		f.Notes = append(f.Notes, "This counterexample is "+minimal+": the smallest failing sequence found, maybe not the smallest there is. "+remedy)
 	}
 	verdict := reports.Fail
 	if r.cfg.Baseline.Knows(v) {

@@ -246,7 +246,7 @@ var subjectOf = map[string]string{
 	MismatchRejected:         "reused keys with another body",
 	BooksBalance:             "provider charges",
 	ReconciliationConverges:  "attempts settled by reconciliation",
-	EquivalentRequestsAgree:  "requests resent in another shape",
+	EquivalentRequestsAgree:  "requests resent in another shape under a key that charged",
 	KeyScopedPerAccount:      "keys resent by another account",
 	NoStaleKey:               "keys resent by the client",
 	KeyScopedPerEndpoint:     "requests to /v1/refunds",

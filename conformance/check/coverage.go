@@ -59,17 +59,13 @@ func Coverage(w World) map[string]int {
 }
 
 // countProbeShapes adds to c, for the summary, the probes of another shape
-// (equivalent-requests-agree) and of another account
+// that showed something (shapesShown: judged under a key that charged;
+// equivalent-requests-agree) and the probes of another account
 // (key-scoped-per-account) that reached the provider.
 func countProbeShapes(w World, c map[string]int) {
+	c[EquivalentRequestsAgree] += shapesShown(w)
 	for _, e := range w.History.Exchanges {
-		if !e.IsPost() || !e.ProviderDone {
-			continue
-		}
-		switch kind := ProbeKind(w.History, e); {
-		case IsShape(kind):
-			c[EquivalentRequestsAgree]++
-		case kind == ProbeOtherAccount:
+		if e.IsPost() && e.ProviderDone && ProbeKind(w.History, e) == ProbeOtherAccount {
 			c[KeyScopedPerAccount]++
 		}
 	}

@@ -13,13 +13,32 @@ import "github.com/idemcheck/idemcheck/models"
 // no other provider invariant judges them.
 func checkEquivalentRequests(w World) Finding {
 	n := newNames(w)
-	// first is the key's first completed answer to this very content in
-	// this account, sent in the client's own shape; replayed counts the
-	// later answers in that shape equal to it, and unsteady marks a key
-	// with one that differs (the shape probe sends one just before itself,
-	// probe.go). A shape is judged only under a key shown to replay: one
-	// the provider forgot (a retention too short), or replays wrongly, is
-	// replay-consistent's failure whatever the shape, not this one's.
+	var found Finding
+	eachJudgedShape(w, func(e, f models.Exchange, kind string) bool {
+		ref := e.MerchantReference // named only in a violation
+		switch {
+		case e.ProviderStatus == 422:
+			found = Violation(EquivalentRequestsAgree, "%s: the same request with %s was refused with 422 as another body (the first answer was %s)", n.of(ref), shapeWords(kind), answer(f))
+		case e.ProviderStatus >= 200 && e.ProviderStatus < 300 && e.ProviderBodyDigest != f.ProviderBodyDigest,
+			e.ProviderStatus == 402 && e.ProviderBodyDigest != f.ProviderBodyDigest:
+			found = Violation(EquivalentRequestsAgree, "%s: the same request with %s under a completed key was answered %s, not the first response (%s)", n.of(ref), shapeWords(kind), answer(e), answer(f))
+		}
+		return found.Holds()
+	})
+	return found
+}
+
+// eachJudgedShape calls judge, in order, with every shape probe e of w
+// that equivalent-requests-agree judges, the key's first answer f and the
+// probe's kind, until judge returns false. first is the key's first
+// completed answer to this very content in this account, sent in the
+// client's own shape; replayed counts the later answers in that shape
+// equal to it, and unsteady marks a key with one that differs (the shape
+// probe sends one just before itself, probe.go). A shape is judged only
+// under a key shown to replay: one the provider forgot (a retention too
+// short), or replays wrongly, is replay-consistent's failure whatever the
+// shape, not this one's.
+func eachJudgedShape(w World, judge func(e, f models.Exchange, kind string) bool) {
 	first := map[string]models.Exchange{}
 	replayed := map[string]int{}
 	unsteady := map[string]bool{}
@@ -45,16 +64,28 @@ func checkEquivalentRequests(w World) Finding {
 		if !seen || replayed[at] == 0 || unsteady[at] || refusedStoreDown(e) {
 			continue // the key is not shown to replay this content in the client's shape
 		}
-		ref := e.MerchantReference // named only in a violation
-		switch {
-		case e.ProviderStatus == 422:
-			return Violation(EquivalentRequestsAgree, "%s: the same request with %s was refused with 422 as another body (the first answer was %s)", n.of(ref), shapeWords(kind), answer(f))
-		case e.ProviderStatus >= 200 && e.ProviderStatus < 300 && e.ProviderBodyDigest != f.ProviderBodyDigest,
-			e.ProviderStatus == 402 && e.ProviderBodyDigest != f.ProviderBodyDigest:
-			return Violation(EquivalentRequestsAgree, "%s: the same request with %s under a completed key was answered %s, not the first response (%s)", n.of(ref), shapeWords(kind), answer(e), answer(f))
+		if !judge(e, f, kind) {
+			return
 		}
 	}
-	return Finding{}
+}
+
+// shapesShown counts the shape probes of w that showed something: judged
+// (eachJudgedShape) under a key whose first answer was a charge (a 2xx). A
+// shape under a declined key repeating the decline shows nothing, since
+// the card declines whatever the shape; these are still judged (a charge
+// there is a violation) but are no subject of the invariant, so that a
+// provider that never charges leaves it INCONCLUSIVE (held vacuously),
+// never PASS.
+func shapesShown(w World) int {
+	n := 0
+	eachJudgedShape(w, func(_, f models.Exchange, _ string) bool {
+		if f.ProviderStatus >= 200 && f.ProviderStatus < 300 {
+			n++
+		}
+		return true
+	})
+	return n
 }
 
 // shapeWords names a probe shape inside a message: "a trailing slash".

@@ -70,6 +70,34 @@ func TestEquivalentRequestsAgree(t *testing.T) {
 	assert.Equal(t, check.AtMostOneChargePerOrder, v.Invariant, v.Message)
 }
 
+// A shape is a subject of equivalent-requests-agree (what makes it PASS
+// rather than INCONCLUSIVE, held vacuously) only when judged under a key
+// whose first answer was a charge: under a declined key every shape
+// repeats the decline whatever the provider keys by, and shows nothing.
+// Regression (outside tester): a provider that declined every create
+// passed the shape checks.
+func TestEquivalentRequestsAgree_SubjectsOnlyUnderACharge(t *testing.T) {
+	paid := paidShapeFixture()
+	paid.shapeProbe("same body, trailing slash", 201, "ch_000001")
+	assert.Equal(t, 1, check.Coverage(paid.w)[check.EquivalentRequestsAgree], "judged under a charge")
+
+	declined := newFixture()
+	declined.post(declined.att.IdempotencyKey, 402, "", 402, "")
+	declined.w.Attempts[0].Status, declined.w.Orders[0].Status = models.AttemptDeclined, models.OrderPlaced
+	declined.result("Declined")
+	declined.probeAs("", 402, "")
+	declined.probeAs("same body, trailing slash", 402, "")
+	declined.probeAs("", 402, "")
+	declined.probeAs("same body, other whitespace", 402, "")
+	require.Nil(t, violated(t, declined.w), "a repeated decline breaks nothing")
+	assert.Equal(t, 0, check.Coverage(declined.w)[check.EquivalentRequestsAgree], "the declines showed nothing")
+
+	unsteady := paidShapeFixture() // a provider that answers every create with a new charge
+	unsteady.probeAs("", 201, "ch_000002")
+	unsteady.probeAs("same body, trailing slash", 201, "ch_000003")
+	assert.Equal(t, 0, check.Coverage(unsteady.w)[check.EquivalentRequestsAgree], "a key not shown to replay judges no shape")
+}
+
 func TestKeyScopedPerAccount(t *testing.T) {
 	f := paidShapeFixture()
 	f.probeAs("same body, another account", 201, "ch_000002")

@@ -61,9 +61,10 @@ type Statuses struct {
 type Duration time.Duration
 
 // UnmarshalJSON reads a duration string (the profile's one duration,
-// retention_window); it must be positive: a
+// retention_window); it must be at least MinRetentionWindow (1 s): a
 // retention window of "0s" (no key remembered at all) is refused rather
-// than read as the field left out (the 24 h default).
+// than read as the field left out (the 24 h default), and so is a
+// sub-second one ("1ns", "500ms").
 func (d *Duration) UnmarshalJSON(b []byte) error {
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
@@ -75,6 +76,9 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	}
 	if v == 0 {
 		return fmt.Errorf("retention_window %q: a zero duration is refused (a provider that remembers no key is not idempotent); leave the field out for the 24h default", s)
+	}
+	if v < MinRetentionWindow {
+		return fmt.Errorf("retention_window %q: below the minimum of %s (a key forgotten within a second is not kept for a client's retry); leave the field out for the 24h default", s, MinRetentionWindow)
 	}
 	*d = Duration(v)
 	return nil
@@ -89,6 +93,12 @@ const (
 	EnvTest       = "test"
 	EnvProduction = "production"
 )
+
+// MinRetentionWindow is the shortest retention_window a profile may
+// publish: 1 s. A shorter one is refused when the profile is read (exit 2
+// from idemcheck certify, nothing sent): no client's retry comes back
+// within it.
+const MinRetentionWindow = time.Second
 
 // DefaultRetentionWindow is a profile's retention window when it declares
 // none: 24 h (PROVIDER_API.md).

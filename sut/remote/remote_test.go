@@ -114,3 +114,19 @@ func TestParseProfile_RefusesAZeroRetentionWindow(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, remote.DefaultRetentionWindow, time.Duration(p.RetentionWindow), "left out: the default")
 }
+
+// TestParseProfile_RefusesASubSecondRetentionWindow: a window below
+// remote.MinRetentionWindow (1 s) is refused, naming the field and the
+// minimum; 1 s itself is read. Regression (outside tester): "1ns" was
+// accepted.
+func TestParseProfile_RefusesASubSecondRetentionWindow(t *testing.T) {
+	for _, s := range []string{"1ns", "999ms"} {
+		_, err := remote.ParseProfile([]byte(`{"retention_window":"` + s + `"}`))
+		require.Error(t, err, s)
+		assert.Contains(t, err.Error(), "retention_window")
+		assert.Contains(t, err.Error(), "minimum of 1s")
+	}
+	p, err := remote.ParseProfile([]byte(`{"retention_window":"1s"}`))
+	require.NoError(t, err)
+	assert.Equal(t, remote.MinRetentionWindow, time.Duration(p.RetentionWindow))
+}
