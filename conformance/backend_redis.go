@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -232,15 +233,44 @@ func (b *redisBackend) settle() {
 func (b *redisBackend) Wire() http.RoundTripper { return b.wire }
 func (b *redisBackend) BaseURL() string         { return "http://provider.idemcheck.invalid" }
 
-// Charges reads the ledger from Redis.
+// Charges reads merchant A's ledger from Redis: every charge but merchant
+// B's, in creation order (the client's account is whatever its requests
+// carry).
 func (b *redisBackend) Charges() ([]models.Charge, error) {
+	return ledgerRead(func(ctx context.Context) ([]models.Charge, error) {
+		all, err := b.store.Charges(ctx)
+		if err != nil {
+			return nil, err
+		}
+		other, err := b.store.AccountCharges(ctx, accountB())
+		return slices.DeleteFunc(all, func(ch models.Charge) bool {
+			return slices.ContainsFunc(other, func(o models.Charge) bool { return o.ID == ch.ID })
+		}), err
+	})
+}
+
+// OtherCharges is merchant B's ledger in Redis (the accounts capability:
+// the store keeps its ledger per account).
+func (b *redisBackend) OtherCharges() ([]models.Charge, error) {
+	return ledgerRead(func(ctx context.Context) ([]models.Charge, error) { return b.store.AccountCharges(ctx, accountB()) })
+}
+
+// Refunds reads every refund from Redis (refundBackend: the refund action
+// and the refund invariants run on the Redis store too).
+func (b *redisBackend) Refunds() ([]models.Refund, error) {
+	return ledgerRead(b.store.Refunds)
+}
+
+// ledgerRead reads one part of the ledger within 10 s; its error names
+// the Redis the run uses.
+func ledgerRead[E any](read func(context.Context) ([]E, error)) ([]E, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	cs, err := b.store.Charges(ctx)
+	es, err := read(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("redis (%s): reading the ledger: %w", redisstore.EnvURL, err)
 	}
-	return cs, nil
+	return es, nil
 }
 
 // Close waits for the provider's work to end and deletes the sequence's
@@ -289,11 +319,18 @@ func (f fenced) Release(ctx context.Context, t provider.Taken) error {
 	return f.Store.Release(ctx, t)
 }
 
-func (f fenced) AddCharge(ctx context.Context, ch models.Charge) (models.Charge, error) {
+func (f fenced) AddCharge(ctx context.Context, account string, ch models.Charge) (models.Charge, error) {
 	if f.in.dead.Load() {
 		return ch, errDead
 	}
-	return f.Store.AddCharge(ctx, ch)
+	return f.Store.AddCharge(ctx, account, ch)
+}
+
+func (f fenced) AddRefund(ctx context.Context, account string, re models.Refund) (models.Refund, provider.RefundVerdict, error) {
+	if f.in.dead.Load() {
+		return re, provider.RefundMade, errDead
+	}
+	return f.Store.AddRefund(ctx, account, re)
 }
 
 func (f fenced) NextDecline(ctx context.Context) (int, error) {

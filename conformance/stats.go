@@ -186,7 +186,7 @@ func (s *Stats) sequence(m *machine) {
 		// only where the provider's refunds can be read (in process).
 		for _, name := range []string{AtMostOneRefundPerIntent, KeyScopedPerEndpoint} {
 			if _, ok := s.notJudged[name]; !ok {
-				s.notJudged[name] = "refunds are driven and read only against the embedded provider in memory; this run does not read the provider's refunds"
+				s.notJudged[name] = "refunds are driven and read only against the embedded provider (in memory or on Redis); this run does not read the provider's refunds"
 			}
 		}
 	}
