@@ -116,9 +116,12 @@ var (
 // clock; the client's timeouts and the drawn faults scaled by TimeScale).
 // Each sequence has its own key prefix, deleted by Close.
 //
-// A provider-crash fault kills the provider process serving the request
-// once it holds the key (its store calls fail from then on: a dead
-// process sends nothing) and starts a new one over the same prefix.
+// A request drawn with a provider-crash fault is served by a provider
+// process of its own, killed once it holds the key (its store calls fail
+// from then on: a dead process sends nothing); the process serving every
+// other request goes on, so that the kill takes no other request with it
+// (the checker abandons the crashed request's key alone: a request killed
+// beside it would hold its own key to the end of the lease unseen).
 type redisBackend struct {
 	cfg   Config
 	store *redisstore.Store
@@ -127,7 +130,7 @@ type redisBackend struct {
 	mu        sync.Mutex // guards busy, cur, deadUntil
 	busy      int        // requests inside the provider
 	idle      *sync.Cond // signalled when busy drops to 0
-	cur       *instance  // the provider process serving new requests
+	cur       *instance  // the provider process serving every request but a crashing one
 	deadUntil time.Time  // real time by which every dead holder's lock has expired
 }
 
@@ -178,7 +181,8 @@ func (b *redisBackend) start() *instance {
 	return in
 }
 
-// kill kills in while it holds a key and starts its successor.
+// kill kills in, the process of one crashing request, while it holds a
+// key.
 func (b *redisBackend) kill(in *instance) {
 	in.dead.Store(true)
 	b.mu.Lock()
@@ -186,7 +190,6 @@ func (b *redisBackend) kill(in *instance) {
 	if until := time.Now().Add(DefaultRedisLease + crashSlack); until.After(b.deadUntil) {
 		b.deadUntil = until
 	}
-	b.cur = b.start()
 }
 
 // serve counts the request while the provider process serving it works.
@@ -194,6 +197,9 @@ func (b *redisBackend) serve(w http.ResponseWriter, r *http.Request) {
 	b.mu.Lock()
 	b.busy++
 	in := b.cur
+	if faults.ProviderCrash(r.Context()) {
+		in = b.start() // a process of its own, to be killed alone
+	}
 	b.mu.Unlock()
 	defer func() {
 		b.mu.Lock()
