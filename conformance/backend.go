@@ -79,9 +79,7 @@ func (e *embedded) OtherCharges() ([]models.Charge, error) { return e.accountCha
 // account's, in creation order: the client's account is whatever its
 // requests carry.
 func (e *embedded) accountCharges(other bool) []models.Charge {
-	r, _ := http.NewRequest(http.MethodGet, "/", nil) // a constant URL: cannot fail
-	r.Header.Set("Authorization", merchantB)
-	b := provider.AccountScope(r)
+	b := accountB()
 	var out []models.Charge
 	for scope, cs := range e.prov.ChargesByAccount() { // one read: one moment of the ledger
 		if (scope == b) == other {
@@ -90,6 +88,14 @@ func (e *embedded) accountCharges(other bool) []models.Charge {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID }) // ch_%06d: creation order
 	return out
+}
+
+// accountB is merchant B's account scope (provider.AccountScope of its
+// Authorization).
+func accountB() string {
+	r, _ := http.NewRequest(http.MethodGet, "/", nil) // a constant URL: cannot fail
+	r.Header.Set("Authorization", merchantB)
+	return provider.AccountScope(r)
 }
 
 // wireMock is a real WireMock server programmed by sut/wiremock, in real

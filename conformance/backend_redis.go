@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -115,9 +116,12 @@ var (
 // clock; the client's timeouts and the drawn faults scaled by TimeScale).
 // Each sequence has its own key prefix, deleted by Close.
 //
-// A provider-crash fault kills the provider process serving the request
-// once it holds the key (its store calls fail from then on: a dead
-// process sends nothing) and starts a new one over the same prefix.
+// A request drawn with a provider-crash fault is served by a provider
+// process of its own, killed once it holds the key (its store calls fail
+// from then on: a dead process sends nothing); the process serving every
+// other request goes on, so that the kill takes no other request with it
+// (the checker abandons the crashed request's key alone: a request killed
+// beside it would hold its own key to the end of the lease unseen).
 type redisBackend struct {
 	cfg   Config
 	store *redisstore.Store
@@ -126,7 +130,7 @@ type redisBackend struct {
 	mu        sync.Mutex // guards busy, cur, deadUntil
 	busy      int        // requests inside the provider
 	idle      *sync.Cond // signalled when busy drops to 0
-	cur       *instance  // the provider process serving new requests
+	cur       *instance  // the provider process serving every request but a crashing one
 	deadUntil time.Time  // real time by which every dead holder's lock has expired
 }
 
@@ -177,7 +181,8 @@ func (b *redisBackend) start() *instance {
 	return in
 }
 
-// kill kills in while it holds a key and starts its successor.
+// kill kills in, the process of one crashing request, while it holds a
+// key.
 func (b *redisBackend) kill(in *instance) {
 	in.dead.Store(true)
 	b.mu.Lock()
@@ -185,7 +190,6 @@ func (b *redisBackend) kill(in *instance) {
 	if until := time.Now().Add(DefaultRedisLease + crashSlack); until.After(b.deadUntil) {
 		b.deadUntil = until
 	}
-	b.cur = b.start()
 }
 
 // serve counts the request while the provider process serving it works.
@@ -193,6 +197,9 @@ func (b *redisBackend) serve(w http.ResponseWriter, r *http.Request) {
 	b.mu.Lock()
 	b.busy++
 	in := b.cur
+	if faults.ProviderCrash(r.Context()) {
+		in = b.start() // a process of its own, to be killed alone
+	}
 	b.mu.Unlock()
 	defer func() {
 		b.mu.Lock()
@@ -232,15 +239,44 @@ func (b *redisBackend) settle() {
 func (b *redisBackend) Wire() http.RoundTripper { return b.wire }
 func (b *redisBackend) BaseURL() string         { return "http://provider.idemcheck.invalid" }
 
-// Charges reads the ledger from Redis.
+// Charges reads merchant A's ledger from Redis: every charge but merchant
+// B's, in creation order (the client's account is whatever its requests
+// carry).
 func (b *redisBackend) Charges() ([]models.Charge, error) {
+	return ledgerRead(func(ctx context.Context) ([]models.Charge, error) {
+		all, err := b.store.Charges(ctx)
+		if err != nil {
+			return nil, err
+		}
+		other, err := b.store.AccountCharges(ctx, accountB())
+		return slices.DeleteFunc(all, func(ch models.Charge) bool {
+			return slices.ContainsFunc(other, func(o models.Charge) bool { return o.ID == ch.ID })
+		}), err
+	})
+}
+
+// OtherCharges is merchant B's ledger in Redis (the accounts capability:
+// the store keeps its ledger per account).
+func (b *redisBackend) OtherCharges() ([]models.Charge, error) {
+	return ledgerRead(func(ctx context.Context) ([]models.Charge, error) { return b.store.AccountCharges(ctx, accountB()) })
+}
+
+// Refunds reads every refund from Redis (refundBackend: the refund action
+// and the refund invariants run on the Redis store too).
+func (b *redisBackend) Refunds() ([]models.Refund, error) {
+	return ledgerRead(b.store.Refunds)
+}
+
+// ledgerRead reads one part of the ledger within 10 s; its error names
+// the Redis the run uses.
+func ledgerRead[E any](read func(context.Context) ([]E, error)) ([]E, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	cs, err := b.store.Charges(ctx)
+	es, err := read(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("redis (%s): reading the ledger: %w", redisstore.EnvURL, err)
 	}
-	return cs, nil
+	return es, nil
 }
 
 // Close waits for the provider's work to end and deletes the sequence's
@@ -289,11 +325,18 @@ func (f fenced) Release(ctx context.Context, t provider.Taken) error {
 	return f.Store.Release(ctx, t)
 }
 
-func (f fenced) AddCharge(ctx context.Context, ch models.Charge) (models.Charge, error) {
+func (f fenced) AddCharge(ctx context.Context, account string, ch models.Charge) (models.Charge, error) {
 	if f.in.dead.Load() {
 		return ch, errDead
 	}
-	return f.Store.AddCharge(ctx, ch)
+	return f.Store.AddCharge(ctx, account, ch)
+}
+
+func (f fenced) AddRefund(ctx context.Context, account string, re models.Refund) (models.Refund, provider.RefundVerdict, error) {
+	if f.in.dead.Load() {
+		return re, provider.RefundMade, errDead
+	}
+	return f.Store.AddRefund(ctx, account, re)
 }
 
 func (f fenced) NextDecline(ctx context.Context) (int, error) {

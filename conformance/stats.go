@@ -205,10 +205,10 @@ func (s *Stats) sequence(m *machine) {
 	}
 	if !w.RefundsJudged {
 		// The refund action and the refunds-endpoint probe are drawn
-		// only where the provider's refunds can be read (in process, WireMock).
+		// only where the provider's refunds can be read (in process, on either store, and WireMock).
 		for _, name := range []string{AtMostOneRefundPerIntent, KeyScopedPerEndpoint} {
 			if _, ok := s.notJudged[name]; !ok {
-				s.notJudged[name] = "refunds are driven and read only where the harness reads the provider's refunds (the embedded provider in memory, WireMock); this run does not"
+				s.notJudged[name] = "refunds are driven and read only where the harness reads the provider's refunds (the embedded provider, in memory or on Redis, and WireMock); this run does not"
 			}
 		}
 	}

@@ -148,8 +148,12 @@ func checkKeyScopedPerEndpoint(w World) Finding {
 				finished = false
 			}
 			// The charge's stored response: what it answered once processed
-			// (a 409 of the charges endpoint is no stored response).
-			if c.ProviderDone && c.ProviderStatus != 409 && !faultAnswered(&c) && c.ProviderStatus == e.ProviderStatus && c.ProviderBodyDigest == e.ProviderBodyDigest {
+			// (a 409 of the charges endpoint is no stored response, nor a
+			// 429 or 503: nothing was processed or stored, and a refund
+			// turned away the same way, with the same problem body, is the
+			// refund's own answer; nor an answer its fault gave in the
+			// provider's place).
+			if c.ProviderDone && !neverStored(c.ProviderStatus) && !faultAnswered(&c) && c.ProviderStatus == e.ProviderStatus && c.ProviderBodyDigest == e.ProviderBodyDigest {
 				return Violation(KeyScopedPerEndpoint, "a refund under the key of %s was answered with that charge's stored response (%d)", chargeName(c), e.ProviderStatus)
 			}
 		}
@@ -171,6 +175,10 @@ func faultAnswered(e *models.Exchange) bool {
 	k := faults.Kind(e.Fault)
 	return faults.IsStatus(k) || k == faults.KindReset
 }
+
+// neverStored reports whether status is an answer no key stores: 409 (in
+// flight), 429 and 503 (transient, nothing processed; PROVIDER_API.md).
+func neverStored(status int) bool { return status == 409 || status == 429 || status == 503 }
 
 // chargeName names the charge request c for a report: "the charge of
 // order N".

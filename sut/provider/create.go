@@ -38,14 +38,15 @@ type record struct {
 	loose       bool      // planted bug: processed beside the key's record, never stored (planted_headers.go)
 }
 
-// verdict is what the key store decides for an incoming request.
-type verdict int
+// verdict is what the key store decides for an incoming request: in
+// memory as over a Store, one decision (Store.Take's TakeVerdict).
+type verdict = TakeVerdict
 
 const (
-	process  verdict = iota // new key: marked in flight, process it
-	mismatch                // 422: the key belongs to another request body
-	inFlight                // 409: the first request is still processing
-	replay                  // completed: answer with the stored response
+	process  = TakeProcess  // new key: marked in flight, process it
+	mismatch = TakeMismatch // 422: the key belongs to another request body
+	inFlight = TakeInFlight // 409: the first request is still processing
+	replay   = TakeReplay   // completed: answer with the stored response
 )
 
 // create handles POST /v1/charges. Validation (400) comes before the key
@@ -53,27 +54,16 @@ const (
 // marked in flight, processing runs to completion even if the client's
 // context is cancelled: the client may hang up, the charge still happens.
 func (p *Provider) create(w http.ResponseWriter, r *http.Request) {
-	headers := r.Header.Values(models.IdempotencyKeyHeader)
-	switch len(headers) {
-	case 0:
-		if p.keyOptional {
-			p.createWithoutKey(w, r)
-			return
-		}
-		writeProblem(w, http.StatusBadRequest, "the Idempotency-Key header is required")
-		return
-	case 1:
-	default:
-		writeProblem(w, http.StatusBadRequest, "more than one Idempotency-Key header")
+	if p.keyOptional && len(r.Header.Values(models.IdempotencyKeyHeader)) == 0 {
+		p.createWithoutKey(w, r)
 		return
 	}
-	key, _, ok := models.ParseKey(headers[0])
+	key, ok := requestKey(w, r)
 	if !ok {
-		writeProblem(w, http.StatusBadRequest, "the Idempotency-Key header is not a Structured Field String or a bare token")
 		return
 	}
 	if p.planted.QuotedKeyDistinct { // planted bug: QuotedKeyDistinct
-		key = headers[0]
+		key = r.Header.Get(models.IdempotencyKeyHeader)
 	}
 	req, raw, err := decodeRequest(w, r)
 	if err != nil {
@@ -86,26 +76,67 @@ func (p *Provider) create(w http.ResponseWriter, r *http.Request) {
 		fingerprint = ""
 	}
 	if p.store != nil {
-		p.createStored(w, r, key, fingerprint, req)
+		p.serveStored(w, r, storeKey(r, chargesPath, key), fingerprint, p.chargeStored(AccountScope(r), req))
 		return
 	}
 	key = p.memoryKey(r, key)
 	rec, v := p.take(key, fingerprint)
-	switch v {
-	case mismatch:
-		writeMismatch(w)
-	case inFlight:
-		writeInFlight(w)
-	case replay:
-		p.writeReplay(w, rec.status, "application/json", rec.body)
-	case process:
+	p.answer(w, v, rec.stored(), func() {
 		status, body := p.process(key, rec, req, r)
 		if status == http.StatusInternalServerError { // planted bug: StuckInflight
 			writeStuck(w)
 			return
 		}
 		writeRaw(w, status, body)
+	})
+}
+
+// requestKey is the parsed Idempotency-Key of r (models.ParseKey), the
+// same for both endpoints; ok is false, and 400 answered, when r carries
+// none, more than one, or one that is neither a Structured Field String
+// nor a bare token (draft §2.1).
+func requestKey(w http.ResponseWriter, r *http.Request) (key string, ok bool) {
+	headers := r.Header.Values(models.IdempotencyKeyHeader)
+	switch len(headers) {
+	case 0:
+		writeProblem(w, http.StatusBadRequest, "the Idempotency-Key header is required")
+		return "", false
+	case 1:
+	default:
+		writeProblem(w, http.StatusBadRequest, "more than one Idempotency-Key header")
+		return "", false
 	}
+	key, _, ok = models.ParseKey(headers[0])
+	if !ok {
+		writeProblem(w, http.StatusBadRequest, "the Idempotency-Key header is not a Structured Field String or a bare token")
+	}
+	return key, ok
+}
+
+// answer writes what the key store's verdict v calls for, on either
+// endpoint and either store: 422 for a mismatch, 409 in flight, the
+// stored response replayed (writeReplay), or run's answer, which
+// processes the request.
+func (p *Provider) answer(w http.ResponseWriter, v verdict, stored Stored, run func()) {
+	switch v {
+	case mismatch:
+		writeMismatch(w)
+	case inFlight:
+		writeInFlight(w)
+	case replay:
+		p.writeReplay(w, stored.Status, stored.ContentType, stored.Body)
+	default:
+		run()
+	}
+}
+
+// stored is rec's response as a replay sends it; zero for a nil rec (the
+// verdicts that replay nothing).
+func (rec *record) stored() Stored {
+	if rec == nil {
+		return Stored{}
+	}
+	return Stored{Status: rec.status, ContentType: "application/json", Body: rec.body}
 }
 
 // createWithoutKey processes a POST that carries no key, for a provider
@@ -118,44 +149,24 @@ func (p *Provider) createWithoutKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if p.store != nil {
-		p.processStored(w, r, Taken{}, req)
+		p.processStored(w, r, Taken{}, p.chargeStored(AccountScope(r), req))
 		return
 	}
 	status, body := p.process("", &record{startedAt: p.now()}, req, r)
 	writeRaw(w, status, body)
 }
 
-// take consults the key store under the lock. A completed record older
-// than the retention window (now > completedAt+retention) is forgotten
-// first. A fingerprint mismatch wins over in flight. For a new key it
-// stores an in-flight record and returns it with verdict process; for a
-// replay it returns a copy of the completed record. Planted bugs may
-// change the verdict (plantedTake).
+// take consults the key store under the lock: takeIn over p.keys, after
+// the planted bugs that may change the verdict (plantedTake) have seen
+// the key's live record.
 func (p *Provider) take(key, fingerprint string) (*record, verdict) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.now()
-	rec := p.keys[key]
-	if rec != nil && rec.done && now.After(rec.completedAt.Add(p.retention)) {
-		delete(p.keys, key)
-		rec = nil
-	}
-	if prec, pv, ok := p.plantedTake(fingerprint, rec, now); ok { // planted bugs (planted.go)
+	if prec, pv, ok := p.plantedTake(fingerprint, live(p.keys, key, now, p.retention), now); ok { // planted bugs (planted.go)
 		return prec, pv
 	}
-	switch {
-	case rec == nil:
-		rec = &record{fingerprint: fingerprint, startedAt: now}
-		p.keys[key] = rec
-		return rec, process
-	case rec.fingerprint != fingerprint:
-		return nil, mismatch
-	case !rec.done:
-		return nil, inFlight
-	default:
-		cp := *rec
-		return &cp, replay
-	}
+	return takeIn(p.keys, key, fingerprint, now, p.retention)
 }
 
 // process runs the request marked in flight by take: BeforeCommit (outside
@@ -193,7 +204,7 @@ func (p *Provider) process(key string, rec *record, req models.ChargeRequest, r 
 		status, body = http.StatusPaymentRequired, mustJSON(p.decline(p.declines))
 	} else {
 		ch := models.Charge{
-			ID:                fmt.Sprintf("ch_%06d", len(p.charges)+1),
+			ID:                ChargeID(int64(len(p.charges) + 1)),
 			Amount:            req.Amount,
 			Currency:          req.Currency,
 			Status:            "succeeded",

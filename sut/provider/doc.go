@@ -23,8 +23,11 @@
 //
 // Index:
 //   - provider.go — Config, New, Provider, routing and Charges.
-//   - create.go   — POST /v1/charges: validation, the key store, processing.
-//   - find.go     — GET /v1/charges?merchant_reference=.
+//   - create.go   — POST /v1/charges: validation, the key store, processing;
+//     requestKey and answer serve both endpoints.
+//   - find.go     — GET /v1/charges?merchant_reference=, per account.
+//   - refund.go   — POST and GET /v1/refunds: keys of their own, the
+//     refunds per account, in memory and over a Store.
 //   - write.go    — JSON and problem-details (RFC 9457) responses.
 //   - scope.go    — the account and resource a key is scoped by, the
 //     fingerprint, charges per account.

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/idemcheck/idemcheck/models"
@@ -9,27 +10,58 @@ import (
 // find handles GET /v1/charges?merchant_reference=REF: 200 with
 // {"data":[...]}, every charge whose merchant_reference is REF, oldest
 // first, and {"data":[]} when there is none (PROVIDER_API.md). A missing
-// or empty merchant_reference gets 400. In memory it lists only the
-// charges of the request's own account (AccountScope); over a Store, whose
-// ledger is not kept per account, every account's.
+// or empty merchant_reference gets 400. It lists only the charges of the
+// request's own account (AccountScope; draft §5), in memory and over a
+// Store (Store.AccountCharges) alike; 503 when a Store's ledger cannot be
+// read.
 func (p *Provider) find(w http.ResponseWriter, r *http.Request) {
-	ref := r.URL.Query().Get("merchant_reference")
-	if ref == "" {
-		writeProblem(w, http.StatusBadRequest, "the merchant_reference query parameter is required")
+	ref, ok := reference(w, r)
+	if !ok {
 		return
 	}
+	mine, err := p.accountCharges(AccountScope(r))
+	if err != nil {
+		storeUnavailable(w)
+		return
+	}
+	refOf := func(ch models.Charge) string { return ch.MerchantReference }
+	writeRaw(w, http.StatusOK, mustJSON(models.ChargeList{Data: ofReference(mine, ref, refOf)}))
+}
+
+// accountCharges is the charges account made, in creation order.
+func (p *Provider) accountCharges(account string) ([]models.Charge, error) {
 	if p.store != nil {
-		p.findStored(w, ref)
-		return
+		return p.store.AccountCharges(context.Background(), account)
 	}
-	list := models.ChargeList{Data: []models.Charge{}}
-	account := AccountScope(r)
 	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []models.Charge
 	for i, ch := range p.charges {
-		if ch.MerchantReference == ref && p.accounts[i] == account {
-			list.Data = append(list.Data, ch)
+		if p.accounts[i] == account {
+			out = append(out, ch)
 		}
 	}
-	p.mu.Unlock()
-	writeRaw(w, http.StatusOK, mustJSON(list))
+	return out, nil
+}
+
+// reference is the merchant_reference query parameter of a lookup; ok is
+// false, and 400 answered, when it is missing or empty.
+func reference(w http.ResponseWriter, r *http.Request) (ref string, ok bool) {
+	ref = r.URL.Query().Get("merchant_reference")
+	if ref == "" {
+		writeProblem(w, http.StatusBadRequest, "the merchant_reference query parameter is required")
+	}
+	return ref, ref != ""
+}
+
+// ofReference is the entries of es whose merchant_reference (refOf) is
+// ref, in their order; never nil, so that none is {"data":[]}.
+func ofReference[E any](es []E, ref string, refOf func(E) string) []E {
+	out := []E{}
+	for _, e := range es {
+		if refOf(e) == ref {
+			out = append(out, e)
+		}
+	}
+	return out
 }

@@ -3,19 +3,20 @@ package provider
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 
 	"github.com/idemcheck/idemcheck/models"
 )
 
 // setLocation sets Location: /v1/charges/<id> on a 201 whose body is a
 // charge (RFC 9110 §15.3.2: a 201 names the created resource); other
-// answers get none.
+// answers, a refund's 201 among them, get none.
 func setLocation(h http.Header, status int, body []byte) {
 	if status != http.StatusCreated {
 		return
 	}
 	var c models.Charge
-	if json.Unmarshal(body, &c) == nil && c.ID != "" {
+	if json.Unmarshal(body, &c) == nil && strings.HasPrefix(c.ID, "ch_") {
 		h.Set("Location", chargesPath+"/"+c.ID)
 	}
 }

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -20,6 +21,8 @@ import (
 type refundBook struct {
 	keys    map[string]*record // by parsed Idempotency-Key
 	refunds []models.Refund    // ids are re_%06d of index+1
+	// accounts[i] is the account (AccountScope) that made refunds[i].
+	accounts []string
 }
 
 // refundTooLarge is the 402 body of a refund for more than what is left of
@@ -31,15 +34,14 @@ type refundTooLarge struct {
 	} `json:"error"`
 }
 
-// serveRefunds routes /v1/refunds: POST creates a refund, GET lists them by
-// merchant_reference, another method gets 405 with Allow: GET, POST.
+// serveRefunds routes /v1/refunds, in memory and over a Store alike: POST
+// creates a refund, GET lists them by merchant_reference, another method
+// gets 405 with Allow: GET, POST.
 func (p *Provider) serveRefunds(w http.ResponseWriter, r *http.Request) {
-	switch {
-	case p.store != nil:
-		writeProblem(w, http.StatusNotImplemented, "refunds are served by the in-memory reference provider only")
-	case r.Method == http.MethodPost:
+	switch r.Method {
+	case http.MethodPost:
 		p.refund(w, r)
-	case r.Method == http.MethodGet:
+	case http.MethodGet:
 		p.findRefunds(w, r)
 	default:
 		w.Header().Set("Allow", "GET, POST")
@@ -48,43 +50,64 @@ func (p *Provider) serveRefunds(w http.ResponseWriter, r *http.Request) {
 }
 
 // refund handles POST /v1/refunds (PROVIDER_API.md): 201 with the refund;
-// 402 when the amount is more than what is left of the charge; 404 for an
-// unknown charge; and, by its own Idempotency-Key store, the replay, 409 in
-// flight and 422 for another body under the key, exactly as for charges.
-// Validation (400) comes before the key store.
+// 402 when the amount is more than what is left of the charge; 404 for a
+// charge the account did not make; and, by its own Idempotency-Key store,
+// the replay, 409 in flight and 422 for another body under the key,
+// exactly as for charges (answer). Validation (400) comes before the key
+// store. Over a Store the key is the account's under "refunds/"
+// (storeKey) and the ledger decides atomically (Store.AddRefund).
 func (p *Provider) refund(w http.ResponseWriter, r *http.Request) {
-	headers := r.Header.Values(models.IdempotencyKeyHeader)
-	if len(headers) != 1 {
-		writeProblem(w, http.StatusBadRequest, "exactly one Idempotency-Key header is required")
+	key, ok := requestKey(w, r)
+	if !ok {
 		return
 	}
-	key, _, ok := models.ParseKey(headers[0])
-	if !ok {
-		writeProblem(w, http.StatusBadRequest, "the Idempotency-Key header is not a Structured Field String or a bare token")
+	req, err := decodeRefund(w, r)
+	if err != nil {
+		writeProblem(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if p.store != nil {
+		p.serveStored(w, r, storeKey(r, models.RefundsPath, key), refundFingerprint(req), p.refundStored(AccountScope(r), req))
 		return
 	}
 	// The refunds' store is scoped per account like the charges' (draft
 	// §5), under the same scoped key, so the planted shared-store bugs
 	// find the charge's record.
 	key = AccountScope(r) + ":" + key
-	req, err := decodeRefund(w, r)
-	if err != nil {
-		writeProblem(w, http.StatusBadRequest, err.Error())
-		return
-	}
 	rec, v := p.takeRefund(key, refundFingerprint(req))
-	switch v {
-	case mismatch:
-		writeMismatch(w)
-	case inFlight:
-		writeInFlight(w)
-	case replay:
-		w.Header().Set(models.ReplayedHeader, "true")
-		writeRaw(w, rec.status, rec.body)
-	default:
+	p.answer(w, v, rec.stored(), func() {
 		status, body := p.processRefund(key, rec, req, r)
 		writeRaw(w, status, body)
+	})
+}
+
+// refundStored is the refund of req in the Store's ledger, as account's.
+func (p *Provider) refundStored(account string, req models.RefundRequest) func(context.Context) (Stored, error) {
+	return func(ctx context.Context) (Stored, error) {
+		re, v, err := p.store.AddRefund(ctx, account, newRefund(req))
+		status, body := refundAnswer(re, v)
+		return Stored{Status: status, Body: body}, err
 	}
+}
+
+// newRefund is the refund req asks for, without its id.
+func newRefund(req models.RefundRequest) models.Refund {
+	return models.Refund{Charge: req.Charge, Amount: req.Amount, Status: "succeeded", MerchantReference: req.MerchantReference}
+}
+
+// refundAnswer is the status and body of refund re decided v: 201 with
+// the refund, 404 (problem details) for no such charge, 402 for more than
+// is left of it.
+func refundAnswer(re models.Refund, v RefundVerdict) (int, []byte) {
+	switch v {
+	case RefundNoCharge:
+		return http.StatusNotFound, mustJSON(models.Problem{Title: http.StatusText(http.StatusNotFound), Status: http.StatusNotFound, Detail: "no such charge: " + re.Charge})
+	case RefundTooLarge:
+		var e refundTooLarge
+		e.Error.Type, e.Error.Code = "invalid_request_error", "amount_too_large"
+		return http.StatusPaymentRequired, mustJSON(e)
+	}
+	return http.StatusCreated, mustJSON(re)
 }
 
 // takeRefund is take for the refunds' key store, with the planted bugs of
@@ -109,15 +132,23 @@ func (p *Provider) refundKeys() map[string]*record {
 	return p.rf.keys
 }
 
-// takeIn is the key-store decision of take over keys (p.mu held): a record
-// past the retention window is forgotten; a new key is stored in flight
-// (process); a fingerprint mismatch wins over in flight.
-func takeIn(keys map[string]*record, key, fingerprint string, now time.Time, retention time.Duration) (*record, verdict) {
+// live is keys[key] unless it is past the retention window (now >
+// completedAt+retention), when it is forgotten first; p.mu is held.
+func live(keys map[string]*record, key string, now time.Time, retention time.Duration) *record {
 	rec := keys[key]
 	if rec != nil && rec.done && now.After(rec.completedAt.Add(retention)) {
 		delete(keys, key)
-		rec = nil
+		return nil
 	}
+	return rec
+}
+
+// takeIn is the key-store decision over keys (p.mu held), for either
+// endpoint: a record past the retention window is forgotten; a new key is
+// stored in flight (process); a fingerprint mismatch wins over in flight;
+// a replay gets a copy of the completed record.
+func takeIn(keys map[string]*record, key, fingerprint string, now time.Time, retention time.Duration) (*record, verdict) {
+	rec := live(keys, key, now, retention)
 	switch {
 	case rec == nil:
 		rec = &record{fingerprint: fingerprint, startedAt: now}
@@ -152,66 +183,82 @@ func (p *Provider) processRefund(key string, rec *record, req models.RefundReque
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	status, body := p.refundLocked(req)
+	status, body := refundAnswer(p.refundLocked(AccountScope(r), newRefund(req)))
 	rec.done, rec.status, rec.body, rec.completedAt = true, status, body, p.now()
 	committed = true
 	return status, body
 }
 
-// refundLocked decides a refund under p.mu: 404 for an unknown charge, 402
-// for more than the charge's amount less its refunds, else a new refund.
-func (p *Provider) refundLocked(req models.RefundRequest) (int, []byte) {
-	var charge *models.Charge
-	for i := range p.charges {
-		if p.charges[i].ID == req.Charge {
-			charge = &p.charges[i]
+// refundLocked is Store.AddRefund in memory, under p.mu: RefundNoCharge
+// unless account made charge re.Charge (draft §5), RefundTooLarge for
+// more than the charge's amount less its refunds, else re, numbered, is
+// a new refund.
+func (p *Provider) refundLocked(account string, re models.Refund) (models.Refund, RefundVerdict) {
+	left := int64(-1)
+	for i, ch := range p.charges {
+		if ch.ID == re.Charge && p.accounts[i] == account {
+			left = ch.Amount
 		}
 	}
-	if charge == nil {
-		return http.StatusNotFound, mustJSON(models.Problem{Title: http.StatusText(http.StatusNotFound), Status: http.StatusNotFound, Detail: "no such charge: " + req.Charge})
+	if left < 0 {
+		return re, RefundNoCharge
 	}
-	left := charge.Amount
-	for _, re := range p.rf.refunds {
-		if re.Charge == req.Charge {
-			left -= re.Amount
+	for _, o := range p.rf.refunds {
+		if o.Charge == re.Charge {
+			left -= o.Amount
 		}
 	}
-	if req.Amount > left {
-		var e refundTooLarge
-		e.Error.Type, e.Error.Code = "invalid_request_error", "amount_too_large"
-		return http.StatusPaymentRequired, mustJSON(e)
+	if re.Amount > left {
+		return re, RefundTooLarge
 	}
-	re := models.Refund{
-		ID: fmt.Sprintf("re_%06d", len(p.rf.refunds)+1), Charge: req.Charge, Amount: req.Amount,
-		Status: "succeeded", MerchantReference: req.MerchantReference,
-	}
+	re.ID = RefundID(int64(len(p.rf.refunds) + 1))
 	p.rf.refunds = append(p.rf.refunds, re)
-	return http.StatusCreated, mustJSON(re)
+	p.rf.accounts = append(p.rf.accounts, account)
+	return re, RefundMade
 }
 
 // findRefunds handles GET /v1/refunds?merchant_reference=REF: 200 with
-// {"data":[...]}, oldest first; 400 without REF.
+// {"data":[...]}, the asking account's refunds (AccountScope; draft §5)
+// whose merchant_reference is REF, oldest first; 400 without REF; 503
+// when a Store's ledger cannot be read.
 func (p *Provider) findRefunds(w http.ResponseWriter, r *http.Request) {
-	ref := r.URL.Query().Get("merchant_reference")
-	if ref == "" {
-		writeProblem(w, http.StatusBadRequest, "the merchant_reference query parameter is required")
+	ref, ok := reference(w, r)
+	if !ok {
 		return
 	}
-	list := models.RefundList{Data: []models.Refund{}}
+	mine, err := p.accountRefunds(AccountScope(r))
+	if err != nil {
+		storeUnavailable(w)
+		return
+	}
+	refOf := func(re models.Refund) string { return re.MerchantReference }
+	writeRaw(w, http.StatusOK, mustJSON(models.RefundList{Data: ofReference(mine, ref, refOf)}))
+}
+
+// accountRefunds is the refunds account made, in creation order.
+func (p *Provider) accountRefunds(account string) ([]models.Refund, error) {
+	if p.store != nil {
+		return p.store.AccountRefunds(context.Background(), account)
+	}
 	p.mu.Lock()
-	for _, re := range p.rf.refunds {
-		if re.MerchantReference == ref {
-			list.Data = append(list.Data, re)
+	defer p.mu.Unlock()
+	var out []models.Refund
+	for i, re := range p.rf.refunds {
+		if p.rf.accounts[i] == account {
+			out = append(out, re)
 		}
 	}
-	p.mu.Unlock()
-	writeRaw(w, http.StatusOK, mustJSON(list))
+	return out, nil
 }
 
 // Refunds returns a copy of every refund the provider holds, in creation
-// order: the harness's provider truth for refunds (nil over a Store, which
-// serves no refunds).
+// order: the harness's provider truth for refunds. Over a Store it reads
+// the ledger, and is nil when that fails.
 func (p *Provider) Refunds() []models.Refund {
+	if p.store != nil {
+		rs, _ := p.store.Refunds(context.Background())
+		return rs
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]models.Refund(nil), p.rf.refunds...)

@@ -54,7 +54,7 @@ func (p *Provider) fingerprintOf(req models.ChargeRequest, raw []byte) string {
 // ChargesByAccount returns a copy of the in-memory provider's charges,
 // grouped by the account that created each (AccountScope of its request's
 // Authorization header: "anonymous" without one), each group in creation
-// order. Over a Store, whose ledger is not kept per account, it is nil.
+// order. Over a Store it is nil: ask the Store (Store.AccountCharges).
 func (p *Provider) ChargesByAccount() map[string][]models.Charge {
 	if p.store != nil {
 		return nil

@@ -32,13 +32,27 @@ type Store interface {
 	// Release frees t's in-flight marker when nothing was stored (the
 	// request failed before its result), if t still holds it.
 	Release(ctx context.Context, t Taken) error
-	// AddCharge records ch in the ledger and returns it with its id
-	// (ch_%06d, in creation order across every provider over the store).
-	AddCharge(ctx context.Context, ch models.Charge) (models.Charge, error)
+	// AddCharge records ch, made by account (AccountScope), in the ledger
+	// and returns it with its id (ch_%06d, in creation order across every
+	// provider over the store); the whole charge is refundable.
+	AddCharge(ctx context.Context, account string, ch models.Charge) (models.Charge, error)
 	// NextDecline numbers a processed decline (1, 2, …).
 	NextDecline(ctx context.Context) (int, error)
 	// Charges is the whole ledger in creation order.
 	Charges(ctx context.Context) ([]models.Charge, error)
+	// AccountCharges is the charges account made, in creation order (draft
+	// §5: a lookup answers the asking account only).
+	AccountCharges(ctx context.Context, account string) ([]models.Charge, error)
+	// AddRefund refunds re.Amount of charge re.Charge for account, in one
+	// atomic step across every provider over the store: RefundNoCharge when
+	// account made no such charge, RefundTooLarge when the amount is more
+	// than what is left of it (both refund nothing), else RefundMade and re
+	// with its id (re_%06d, in creation order).
+	AddRefund(ctx context.Context, account string, re models.Refund) (models.Refund, RefundVerdict, error)
+	// Refunds is every refund in creation order; AccountRefunds those
+	// account made.
+	Refunds(ctx context.Context) ([]models.Refund, error)
+	AccountRefunds(ctx context.Context, account string) ([]models.Refund, error)
 }
 
 // TakeVerdict is what a Store decides for an incoming keyed request.
@@ -50,6 +64,16 @@ const (
 	TakeMismatch                    // 422: the key belongs to another request body
 	TakeInFlight                    // 409: another request holds the key
 	TakeReplay                      // the key completed: answer Taken.Stored
+)
+
+// RefundVerdict is what Store.AddRefund did.
+type RefundVerdict int
+
+// The verdicts of Store.AddRefund.
+const (
+	RefundMade     RefundVerdict = iota // 201: refunded
+	RefundNoCharge                      // 404: the account has no such charge
+	RefundTooLarge                      // 402: more than is left of the charge
 )
 
 // Taken is a Store's answer to Take.
@@ -93,16 +117,18 @@ func storeUnavailable(w http.ResponseWriter) {
 	writeProblem(w, http.StatusServiceUnavailable, "the idempotency store is unavailable; nothing was processed, retry with the same key")
 }
 
-// createStored is create over Config.Store. A request whose client is gone
+// serveStored answers a keyed request over Config.Store, for either
+// endpoint: key is already scoped (account, and endpoint: storeKey), run
+// makes the response once the key is held. A request whose client is gone
 // before its key is taken (r's context done: the connection closed while
 // it queued for the store) is not run; once the key is held, processing
 // runs to the end regardless of the client, as in memory.
-func (p *Provider) createStored(w http.ResponseWriter, r *http.Request, key, fingerprint string, req models.ChargeRequest) {
+func (p *Provider) serveStored(w http.ResponseWriter, r *http.Request, key, fingerprint string, run func(context.Context) (Stored, error)) {
 	ctx := r.Context()
 	if ctx.Err() != nil {
 		return // the client gave up while the request queued: never run it
 	}
-	t, err := p.store.Take(ctx, AccountScope(r)+":"+key, fingerprint)
+	t, err := p.store.Take(ctx, key, fingerprint)
 	if err != nil {
 		storeUnavailable(w)
 		return
@@ -111,25 +137,28 @@ func (p *Provider) createStored(w http.ResponseWriter, r *http.Request, key, fin
 		_ = p.store.Release(context.WithoutCancel(ctx), t) // its client gave up while it waited for the store
 		return
 	}
-	switch t.Verdict {
-	case TakeMismatch:
-		writeMismatch(w)
-	case TakeInFlight:
-		writeInFlight(w)
-	case TakeReplay:
-		p.writeReplay(w, t.Stored.Status, t.Stored.ContentType, t.Stored.Body)
-	default:
-		p.processStored(w, r, t, req)
-	}
+	p.answer(w, t.Verdict, t.Stored, func() { p.processStored(w, r, t, run) })
 }
 
-// processStored runs a request whose key t holds: BeforeCommit, then the
-// charge or decline in the ledger, then the response stored under the key.
-// When the ledger cannot be written nothing was charged: the key is
-// released and the answer is 503. When the response cannot be stored the
-// charge stands and is answered; the in-flight marker then ends with its
-// lease (the window article 004's design leaves open).
-func (p *Provider) processStored(w http.ResponseWriter, r *http.Request, t Taken, req models.ChargeRequest) {
+// storeKey is the key a Store is asked about: the account's (AccountScope)
+// key for /v1/charges, as it always was, and under "refunds/" for
+// /v1/refunds, so that one key on the two endpoints is two keys (invariant
+// key-scoped-per-endpoint; an account scope never starts with "refunds/").
+func storeKey(r *http.Request, endpoint, key string) string {
+	scoped := AccountScope(r) + ":" + key
+	if endpoint == models.RefundsPath {
+		return "refunds/" + scoped
+	}
+	return scoped
+}
+
+// processStored runs a request whose key t holds: BeforeCommit, then run
+// (the charge, decline or refund in the ledger), then the response stored
+// under the key. When the ledger cannot be written nothing was done: the
+// key is released and the answer is 503. When the response cannot be
+// stored the ledger's entry stands and is answered; the in-flight marker
+// then ends with its lease (the window article 004's design leaves open).
+func (p *Provider) processStored(w http.ResponseWriter, r *http.Request, t Taken, run func(context.Context) (Stored, error)) {
 	ctx := context.WithoutCancel(r.Context())
 	done := false
 	defer func() {
@@ -140,24 +169,10 @@ func (p *Provider) processStored(w http.ResponseWriter, r *http.Request, t Taken
 	if p.beforeCommit != nil {
 		p.beforeCommit(r)
 	}
-	var res Stored
-	if req.Source == tokDeclined {
-		n, err := p.store.NextDecline(ctx)
-		if err != nil {
-			storeUnavailable(w)
-			return
-		}
-		res = Stored{Status: http.StatusPaymentRequired, Body: mustJSON(p.decline(n))}
-	} else {
-		ch, err := p.store.AddCharge(ctx, models.Charge{
-			Amount: req.Amount, Currency: req.Currency, Status: "succeeded",
-			MerchantReference: req.MerchantReference, Created: p.now(),
-		})
-		if err != nil {
-			storeUnavailable(w)
-			return
-		}
-		res = Stored{Status: http.StatusCreated, Body: mustJSON(ch)}
+	res, err := run(ctx)
+	if err != nil {
+		storeUnavailable(w)
+		return
 	}
 	res.ContentType = "application/json"
 	done = true
@@ -165,6 +180,22 @@ func (p *Provider) processStored(w http.ResponseWriter, r *http.Request, t Taken
 		_ = p.store.Finish(ctx, t, res)
 	}
 	writeRaw(w, res.Status, res.Body)
+}
+
+// chargeStored is the charge or decline of req in the Store's ledger, as
+// account's: 201 with the charge, or 402 with a numbered decline.
+func (p *Provider) chargeStored(account string, req models.ChargeRequest) func(context.Context) (Stored, error) {
+	return func(ctx context.Context) (Stored, error) {
+		if req.Source == tokDeclined {
+			n, err := p.store.NextDecline(ctx)
+			return Stored{Status: http.StatusPaymentRequired, Body: mustJSON(p.decline(n))}, err
+		}
+		ch, err := p.store.AddCharge(ctx, account, models.Charge{
+			Amount: req.Amount, Currency: req.Currency, Status: "succeeded",
+			MerchantReference: req.MerchantReference, Created: p.now(),
+		})
+		return Stored{Status: http.StatusCreated, Body: mustJSON(ch)}, err
+	}
 }
 
 // chargesStored is Charges over Config.Store: nil when the ledger cannot be
@@ -177,22 +208,10 @@ func (p *Provider) chargesStored() []models.Charge {
 	return cs
 }
 
-// findStored is find over Config.Store: 503 when the ledger cannot be read.
-func (p *Provider) findStored(w http.ResponseWriter, ref string) {
-	cs, err := p.store.Charges(context.Background())
-	if err != nil {
-		storeUnavailable(w)
-		return
-	}
-	list := models.ChargeList{Data: []models.Charge{}}
-	for _, ch := range cs {
-		if ch.MerchantReference == ref {
-			list.Data = append(list.Data, ch)
-		}
-	}
-	writeRaw(w, http.StatusOK, mustJSON(list))
-}
-
 // ChargeID is the id the n-th charge of a ledger gets (from 1): ch_%06d,
 // the in-memory provider's numbering, for Store implementations.
 func ChargeID(n int64) string { return fmt.Sprintf("ch_%06d", n) }
+
+// RefundID is the id the n-th refund of a ledger gets (from 1): re_%06d,
+// the in-memory provider's numbering, for Store implementations.
+func RefundID(n int64) string { return fmt.Sprintf("re_%06d", n) }

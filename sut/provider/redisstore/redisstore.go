@@ -7,12 +7,15 @@
 // that finds the marker gets 409, one that finds the response a replay.
 // The lease is the marker's own and much shorter than the retention: a
 // provider killed while it holds a key blocks it for the lease, not for
-// the whole window.
+// the whole window. POST /v1/refunds takes its keys the same way, under
+// idem:refunds/<account>:<key>, so that a charge's key is another key
+// there.
 //
-// The charges (the ledger) live in the same Redis under the same prefix,
-// so that they survive a provider restart as the keys do: a replay must
-// never name a charge the provider no longer holds. Every key the store
-// writes starts with Config.Prefix; Clear deletes them.
+// The charges and refunds (the ledger, ledger.go) live in the same Redis
+// under the same prefix, so that they survive a provider restart as the
+// keys do: a replay must never name a charge the provider no longer
+// holds. Every key the store writes starts with Config.Prefix; Clear
+// deletes them.
 //
 // A Store is safe for concurrent use, also by several providers (one per
 // instance or per restart) over one prefix.
@@ -24,14 +27,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sort"
 	"strconv"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/idemcheck/idemcheck/models"
 	"github.com/idemcheck/idemcheck/sut/provider"
 )
 
@@ -238,41 +239,6 @@ func (s *Store) Release(ctx context.Context, t provider.Taken) error {
 		return err
 	}
 	return releaseScript.Run(ctx, s.c, []string{s.keyOf(t.Key)}, t.Token).Err()
-}
-
-// AddCharge numbers ch with INCR and appends it to the ledger list.
-func (s *Store) AddCharge(ctx context.Context, ch models.Charge) (models.Charge, error) {
-	n, err := s.c.Incr(ctx, s.prefix+"charge-seq").Result()
-	if err != nil {
-		return ch, err
-	}
-	ch.ID = provider.ChargeID(n)
-	raw, _ := json.Marshal(ch) // a Charge always marshals
-	return ch, s.c.RPush(ctx, s.prefix+"charges", raw).Err()
-}
-
-// NextDecline numbers a decline with INCR.
-func (s *Store) NextDecline(ctx context.Context) (int, error) {
-	n, err := s.c.Incr(ctx, s.prefix+"decline-seq").Result()
-	return int(n), err
-}
-
-// Charges reads the ledger, in id order.
-func (s *Store) Charges(ctx context.Context) ([]models.Charge, error) {
-	raws, err := s.c.LRange(ctx, s.prefix+"charges", 0, -1).Result()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]models.Charge, 0, len(raws))
-	for _, raw := range raws {
-		var ch models.Charge
-		if err := json.Unmarshal([]byte(raw), &ch); err != nil {
-			return nil, fmt.Errorf("redisstore: the ledger holds a bad charge: %v", err)
-		}
-		out = append(out, ch)
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out, nil
 }
 
 // Clear deletes every key under the prefix (SCAN MATCH prefix*, DEL), at

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -53,15 +52,31 @@ func charge(ref, source string) models.ChargeRequest {
 
 func post(t *testing.T, h http.Handler, key, auth string, req models.ChargeRequest) *httptest.ResponseRecorder {
 	t.Helper()
-	raw, err := json.Marshal(req)
-	require.NoError(t, err)
-	r := httptest.NewRequest(http.MethodPost, "/v1/charges", strings.NewReader(string(raw)))
+	return send(h, "/v1/charges", key, auth, req)
+}
+
+// send POSTs body's JSON to path under key as account auth (none when
+// ""); it may run on another goroutine than the test's.
+func send(h http.Handler, path, key, auth string, body any) *httptest.ResponseRecorder {
+	raw, _ := json.Marshal(body) // a request body: plain fields, always marshals
+	r := httptest.NewRequest(http.MethodPost, path, strings.NewReader(string(raw)))
 	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set("Authorization", auth)
+	if auth != "" {
+		r.Header.Set("Authorization", auth)
+	}
 	r.Header.Set(models.IdempotencyKeyHeader, models.FormatKey(key))
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
 	return w
+}
+
+// find is the body of GET target as account auth.
+func find(h http.Handler, target, auth string) string {
+	r := httptest.NewRequest(http.MethodGet, target, nil)
+	r.Header.Set("Authorization", auth)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w.Body.String()
 }
 
 func charges(t *testing.T, s *redisstore.Store) []models.Charge {
@@ -111,9 +126,7 @@ func TestReplayAfterRestartOverTheSameRedis(t *testing.T) {
 	assert.Equal(t, "ch_000001", charges(t, s2)[0].ID)
 	assert.Len(t, restarted.Charges(), 1)
 
-	find := httptest.NewRecorder()
-	restarted.ServeHTTP(find, httptest.NewRequest(http.MethodGet, "/v1/charges?merchant_reference=bookstore-1-a", nil))
-	assert.Contains(t, find.Body.String(), `"id":"ch_000001"`)
+	assert.Contains(t, find(restarted, "/v1/charges?merchant_reference=bookstore-1-a", secret), `"id":"ch_000001"`)
 }
 
 func TestMismatchAndDeclineReplay(t *testing.T) {
@@ -128,29 +141,36 @@ func TestMismatchAndDeclineReplay(t *testing.T) {
 }
 
 // TestInFlightIsConflict: while the first request holds the key, a second
-// one with it gets 409 and nothing is charged twice.
+// one with it gets 409 and nothing is charged or refunded twice; on both
+// endpoints.
 func TestInFlightIsConflict(t *testing.T) {
-	s := newStore(t, redisstore.Config{})
-	inside, release := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	p := provider.New(provider.Config{Store: s, BeforeCommit: func(*http.Request) {
-		once.Do(func() { close(inside); <-release })
-	}})
-	done := make(chan int, 1)
-	go func() {
-		raw, _ := json.Marshal(charge("bookstore-1-a", "tok_visa"))
-		r := httptest.NewRequest(http.MethodPost, "/v1/charges", strings.NewReader(string(raw)))
-		r.Header.Set(models.IdempotencyKeyHeader, models.FormatKey("k1"))
-		w := httptest.NewRecorder()
-		p.ServeHTTP(w, r)
-		done <- w.Code
-	}()
-	<-inside
-	second := post(t, p, "k1", "", charge("bookstore-1-a", "tok_visa"))
-	close(release)
-	assert.Equal(t, http.StatusConflict, second.Code)
-	assert.Equal(t, http.StatusCreated, <-done)
-	assert.Len(t, charges(t, s), 1)
+	for _, path := range []string{"/v1/charges", models.RefundsPath} {
+		t.Run(path, func(t *testing.T) {
+			s := newStore(t, redisstore.Config{})
+			inside, release := make(chan struct{}), make(chan struct{})
+			p := provider.New(provider.Config{Store: s, BeforeCommit: func(r *http.Request) {
+				if r.URL.Path == path {
+					close(inside)
+					<-release
+				}
+			}})
+			var body any = charge("bookstore-1-a", "tok_visa")
+			if path == models.RefundsPath {
+				body = models.RefundRequest{Charge: paid(t, p, "c1", secret, "bookstore-1-a").ID, Amount: 100, MerchantReference: "refund-1-a"}
+			}
+			done := make(chan int, 1)
+			go func() { done <- send(p, path, "k1", secret, body).Code }()
+			<-inside
+			second := send(p, path, "k1", secret, body)
+			close(release)
+			assert.Equal(t, http.StatusConflict, second.Code)
+			assert.Equal(t, http.StatusCreated, <-done)
+			assert.Len(t, charges(t, s), 1)
+			if path == models.RefundsPath {
+				assert.Len(t, refunds(t, s), 1)
+			}
+		})
+	}
 }
 
 // TestRecordsAreScopedAndHoldNoCredentials: the same key under two
