@@ -90,8 +90,13 @@ type round struct {
 	// shrunk counterexample once rapid is done.
 	smallest  reports.Failure
 	smallestV *ViolationError
-	// cut says why a shrink attempt stopped without a verdict (a budget).
+	// cut says why a shrink attempt stopped without a verdict (a budget,
+	// or the share a known deviation may spend: knownCut).
 	cut string
+	// knownFrom, when found is KNOWN by the baseline of a run against a
+	// URL, is what the run had used when it was found: its shrink may
+	// spend KnownShrinkShare of each budget from there.
+	knownFrom *spend
 	// counted is how many of the round's first checks are already in the
 	// statistics (a retry of the round, flakyRetries).
 	counted int
@@ -142,6 +147,9 @@ func (r *runState) endCheck(m *machine) {
 	switch {
 	case m.failed != nil && r.round.found == nil:
 		r.round.found, r.round.foundAt = m.failed, time.Now()
+		if sp, ok := spendNow(m.w.prov); ok && r.cfg.Baseline.Knows(m.failed) {
+			r.round.knownFrom = &sp
+		}
 	case m.failed == nil && r.round.calls > r.round.replays:
 		r.done++
 	}
@@ -235,7 +243,8 @@ func (r *runState) catalogue(t *testing.T) {
 			t.Error(text) // the harness could not judge: not a deviation
 			return
 		}
-		for try := 1; try <= flakyRetries && flaky(text) && !r.searchSpent(); try++ {
+		// A known deviation is not shrunk again: it is reported, not fixed.
+		for try := 1; try <= flakyRetries && rd.knownFrom == nil && flaky(text) && !r.searchSpent(); try++ {
 			again, atext, ok := r.retryRound(t, rd, failFileIn(text))
 			if !ok {
 				t.Logf("idemcheck: round %d again (%d of %d) did not find its category again", n, try, flakyRetries)

@@ -43,6 +43,9 @@ func flakyAgain(rapidText string) string {
 // (at most 1: it was never shrunk).
 func minimality(cut, rapidText string, shrinks int, shrinkSpent bool, rep *reports.Reproducibility) (minimal, remedy string) {
 	switch {
+	case strings.HasPrefix(cut, knownCut):
+		return "not minimal: " + cut,
+			"It is known: remove it from the baseline to shrink it with the whole budget."
 	case cut != "":
 		return "not minimal: budget (" + cut + " while shrinking)",
 			"Raise IDEMCHECK_MAX_REQUESTS, IDEMCHECK_MAX_CHARGES or IDEMCHECK_MAX_DURATION to shrink further."

@@ -195,6 +195,12 @@ func (m *machine) outOfBudget() bool {
 			why = fmt.Sprintf("the %s budget is spent (its last %.0f%% is kept for shrinking)", which, ShrinkShare*100)
 		}
 	}
+	if !out && m.phase == phaseShrink {
+		if why = m.run.knownShrinkSpent(m.w.prov); why != "" {
+			m.stopped = why // ends this shrink attempt only (round.cut), not the run
+			return true
+		}
+	}
 	if out {
 		m.stopped = why
 		m.run.noteStopped(m.stopped)

@@ -1,0 +1,65 @@
+package conformance
+
+import (
+	"fmt"
+	"time"
+)
+
+// KnownShrinkShare is the share of each budget of a run against a URL
+// (requests, charges, duration) that shrinking a KNOWN deviation (one its
+// baseline lists) may spend, counted from when the round found it: a known
+// deviation is reported but need not be minimal, and a full shrink of it
+// took up to 94 % of the requests budget, which left the search for new
+// deviations nothing and the run INCONCLUSIVE. A shrink cut by it reports
+// its counterexample as "not minimal: known".
+const KnownShrinkShare = 0.1
+
+// knownCut is the prefix of the reason a known deviation's shrink was
+// cut short by KnownShrinkShare (round.cut; minimality).
+const knownCut = "known (listed in the baseline): its shrink may spend"
+
+// spend is what a run against a URL had used of its budgets at a moment:
+// requests, creates and when.
+type spend struct {
+	requests, posts int
+	at              time.Time
+}
+
+// spendNow is what b has used so far; ok false when b is not metered (in
+// process, a service: no budgets to share).
+func spendNow(b any) (spend, bool) {
+	r, ok := b.(*remoteBackend)
+	if !ok {
+		return spend{}, false
+	}
+	req, posts := r.p.Meter().Used()
+	return spend{requests: req, posts: posts, at: time.Now()}, true
+}
+
+// knownShrinkSpent reports, during a shrink, whether the round's found
+// violation is KNOWN and its shrink has spent its KnownShrinkShare of a
+// budget of b since it was found, and why ("" if not).
+func (r *runState) knownShrinkSpent(b any) string {
+	r.mu.Lock()
+	from := r.round.knownFrom
+	r.mu.Unlock()
+	rb, ok := b.(*remoteBackend)
+	if from == nil || !ok {
+		return ""
+	}
+	now, _ := spendNow(rb)
+	lim := rb.p.Config().Limits
+	share := func(n int) int { return max(1, int(float64(n)*KnownShrinkShare)) }
+	which := ""
+	switch {
+	case now.requests-from.requests >= share(lim.MaxRequests):
+		which = "requests"
+	case now.posts-from.posts >= share(lim.MaxCharges):
+		which = "charges"
+	case now.at.Sub(from.at) >= time.Duration(float64(lim.MaxDuration)*KnownShrinkShare):
+		which = "duration"
+	default:
+		return ""
+	}
+	return fmt.Sprintf("%s %.0f%% of each budget, and the %s share is spent", knownCut, KnownShrinkShare*100, which)
+}
