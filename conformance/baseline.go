@@ -33,10 +33,12 @@ import (
 //	replay-consistent: …: one key and body were answered …, then …: a completed key answers its first response
 type Baseline []string
 
-// ParseBaseline reads a baseline file's content (see Baseline).
+// ParseBaseline reads a baseline file's content (see Baseline); a UTF-8
+// byte order mark at its start is dropped, and CRLF line ends are read as
+// LF.
 func ParseBaseline(b []byte) Baseline {
 	var out Baseline
-	for line := range strings.SplitSeq(string(b), "\n") {
+	for line := range strings.SplitSeq(strings.TrimPrefix(string(b), "\ufeff"), "\n") {
 		line = strings.TrimSpace(line)
 		if line != "" && !strings.HasPrefix(line, "#") {
 			out = append(out, line)

@@ -40,3 +40,15 @@ func TestLoadBaselineRefusesWhatIsNoList(t *testing.T) {
 		t.Errorf("LoadBaseline(a CRLF list) = %q, %v", b, err)
 	}
 }
+
+// A baseline saved with a UTF-8 byte order mark (as some Windows editors
+// write it) lists its first entry like any other: the mark is no part of
+// it. Regression (outside tester): the first entry matched nothing, its
+// FAIL stayed FAIL and the page listed it unused.
+func TestParseBaselineDropsAByteOrderMark(t *testing.T) {
+	b := conformance.ParseBaseline([]byte("\ufeffmismatch-rejected\r\nreplay-consistent\r\n"))
+	v := conformance.ViolationError{Invariant: "mismatch-rejected", Category: "mismatch-rejected: …: x"}
+	if !b.Knows(&v) {
+		t.Errorf("ParseBaseline(BOM + list) = %q: its first entry does not acknowledge %s", b, v.Invariant)
+	}
+}
