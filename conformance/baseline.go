@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -32,10 +33,12 @@ import (
 //	replay-consistent: …: one key and body were answered …, then …: a completed key answers its first response
 type Baseline []string
 
-// ParseBaseline reads a baseline file's content (see Baseline).
+// ParseBaseline reads a baseline file's content (see Baseline); a UTF-8
+// byte order mark at its start is dropped, and CRLF line ends are read as
+// LF.
 func ParseBaseline(b []byte) Baseline {
 	var out Baseline
-	for line := range strings.SplitSeq(string(b), "\n") {
+	for line := range strings.SplitSeq(strings.TrimPrefix(string(b), "\ufeff"), "\n") {
 		line = strings.TrimSpace(line)
 		if line != "" && !strings.HasPrefix(line, "#") {
 			out = append(out, line)
@@ -44,14 +47,44 @@ func ParseBaseline(b []byte) Baseline {
 	return out
 }
 
-// LoadBaseline reads the baseline file at path; an unreadable file is an
-// error naming IDEMCHECK_BASELINE.
+// maxBaselineBytes is the largest baseline file LoadBaseline reads: 1 MiB.
+const maxBaselineBytes = 1 << 20
+
+// LoadBaseline reads the baseline file at path; an unreadable file, one
+// that is not a regular file (a folder, a FIFO, a device such as
+// /dev/zero or /dev/null) or one over 1 MiB is an error naming
+// IDEMCHECK_BASELINE, and nothing of it is read.
 func LoadBaseline(path string) (Baseline, error) {
-	b, err := os.ReadFile(path)
+	b, err := readBaseline(path)
 	if err != nil {
 		return nil, fmt.Errorf("conformance: IDEMCHECK_BASELINE=%q: %w", path, err)
 	}
 	return ParseBaseline(b), nil
+}
+
+// readBaseline is the content of the regular file at path, at most
+// maxBaselineBytes. The mode is checked before opening: opening a FIFO
+// blocks until something writes to it.
+func readBaseline(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return nil, err
+	case !fi.Mode().IsRegular():
+		return nil, fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
+	case fi.Size() > maxBaselineBytes:
+		return nil, fmt.Errorf("%d bytes, over the %d a baseline may hold", fi.Size(), maxBaselineBytes)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	b, err := io.ReadAll(io.LimitReader(f, maxBaselineBytes+1))
+	if err == nil && len(b) > maxBaselineBytes {
+		err = fmt.Errorf("over the %d bytes a baseline may hold", maxBaselineBytes)
+	}
+	return b, err
 }
 
 // Knows reports whether the baseline acknowledges v: it lists v's

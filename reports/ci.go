@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 )
 
 // StepSummaryEnv names the file GitHub Actions renders as the job summary;
@@ -126,7 +127,7 @@ func (p *Progress) Requirement(r RequirementResult) error {
 	last := p.last
 	p.last = ""
 	if r.Verdict != Pass && r.Reason != "" {
-		reason := firstLine(r.Reason)
+		reason := visible(firstLine(r.Reason))
 		p.last = string(r.Verdict) + " " + reason
 		if p.last == last {
 			reason = "as above" // one cause for all (an unreachable provider): printed once
@@ -135,6 +136,23 @@ func (p *Progress) Requirement(r RequirementResult) error {
 	}
 	_, err := io.WriteString(p.w, line+"\n")
 	return err
+}
+
+// visible is s with every control character (C0, DEL, C1: a provider's
+// ANSI escapes in a charge id it chose) written as Go escapes it
+// ("\x1b", "\u009b"), so that a progress line cannot move the terminal's
+// cursor or print over another.
+func visible(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		if !unicode.IsControl(c) {
+			b.WriteRune(c)
+			continue
+		}
+		q := strconv.QuoteRune(c)
+		b.WriteString(q[1 : len(q)-1])
+	}
+	return b.String()
 }
 
 // Sequence counts one finished sequence and prints the running count when

@@ -7,9 +7,11 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/idemcheck/idemcheck/faults"
+	"github.com/idemcheck/idemcheck/reports"
 )
 
 // Config configures a remote provider run. FromEnv reads it from the
@@ -157,7 +159,8 @@ func IsURL(s string) bool {
 // request: a key with a control character is ErrInvalidKey; a
 // live-looking key or a production profile is ErrLiveCredential; a key
 // over plain http to a non-loopback host is ErrInsecure; an unknown
-// dialect or a dialect other than the profile's is an error. Without a
+// dialect, a dialect other than the profile's or a base URL with a query
+// or fragment is an error. Without a
 // profile the provider is judged against the draft alone (DraftProfile).
 func (c Config) Validate() (Config, error) {
 	for _, k := range []struct {
@@ -204,6 +207,11 @@ func (c Config) Validate() (Config, error) {
 	u, err := url.Parse(c.BaseURL)
 	if err != nil || !IsURL(c.BaseURL) {
 		return c, fmt.Errorf("remote: base URL %q is not an http(s) URL", c.BaseURL)
+	}
+	if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(c.BaseURL, "#") {
+		// The paths are appended to the base URL as text: they would
+		// land in its query, and the query in every report.
+		return c, fmt.Errorf("remote: base URL %s has a query or fragment: give the provider's root (scheme, host, path) only", reports.RedactURL(c.BaseURL))
 	}
 	if u.Scheme == "http" && c.APIKey != "" && !isLoopback(u.Hostname()) {
 		return c, ErrInsecure

@@ -31,7 +31,7 @@ func TestNew_RefusesALiveKeyInTheURL(t *testing.T) {
 		require.ErrorIs(t, err, remote.ErrLiveCredential, name)
 		assert.NotContains(t, err.Error(), "0123456789", name)
 	}
-	p, err := remote.New(remote.Config{BaseURL: s.URL + "/?token=sk_test_0123456789", APIKey: hostileKey, Limits: remote.Limits{MaxDuration: time.Minute}})
+	p, err := remote.New(remote.Config{BaseURL: "http://sk_test_0123456789@" + host, APIKey: hostileKey, Limits: remote.Limits{MaxDuration: time.Minute}})
 	require.NoError(t, err, "a test key in the URL is no live marker")
 	_, err = p.Find(t.Context(), "x")
 	require.NoError(t, err)
