@@ -70,7 +70,14 @@ func (l *testLog) keep(folder string, failed bool, stderr io.Writer) {
 	fmt.Fprintf(stderr, "idemcheck: rapid's log (draws, the harness's log; -v prints it here): %s\n", path)
 }
 
-// copyTo copies the log to path, creating its folder.
+// maxLog is how much of a run's log copyTo keeps: the first 64 MiB (a
+// failing run's draws are some hundred KiB; the rest is cut with a note).
+const maxLog = 64 << 20
+
+// copyTo copies the log to path, creating its folder, through
+// reports.Scrub like every other file of the run folder: the wire already
+// scrubs what the provider answers, and this keeps a secret that reached
+// the harness's log some other way out of the file too.
 func (l *testLog) copyTo(path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
@@ -78,12 +85,14 @@ func (l *testLog) copyTo(path string) error {
 	if _, err := l.f.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
-	dst, err := os.Create(path)
+	b, err := io.ReadAll(io.LimitReader(l.f, maxLog+1))
 	if err != nil {
 		return err
 	}
-	_, err = io.Copy(dst, l.f)
-	return errors.Join(err, dst.Close())
+	if len(b) > maxLog {
+		b = append(b[:maxLog], fmt.Sprintf("\n[idemcheck: the log is cut at %d MiB]\n", maxLog>>20)...)
+	}
+	return os.WriteFile(path, reports.Scrub(b), 0o644)
 }
 
 // printDeviations prints the short summary of the deviations a run found
