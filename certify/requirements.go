@@ -86,7 +86,7 @@ func Requirements() []Requirement {
 		{ID: ReqShapes, Level: reports.LevelShould, Title: "The same request under one key with a trailing slash, an unrelated query parameter, its JSON fields in another order or other whitespace is answered the first response or refused, never charged again nor refused as another body.",
 			Source: "draft-ietf-httpapi-idempotency-key-header §2.4 (the fingerprint is over the payload's content), §2.6", against: draft,
 			cost: cost{7, 5}, check: checkShapes},
-		{ID: ReqRetention, Level: reports.LevelProfile, Title: "A key is honoured for the published retention window: waited out when the window is short enough; otherwise a key stored at the start of the run is re-sent at its end (FAIL if forgotten, else NOT JUDGED with how long it was kept).",
+		{ID: ReqRetention, Level: reports.LevelProfile, Title: "A key is honoured for the published retention window: waited out when the window is short enough; otherwise a key stored at the start of the run is re-sent after the other requirements (FAIL if forgotten, else NOT JUDGED with how long it was kept).",
 			Source: "profile: retention_window; draft-ietf-httpapi-idempotency-key-header §2", against: profile,
 			cost: cost{2, 2}, check: checkRetention},
 		{ID: ReqCrossAccount, Level: reports.LevelShould, Title: "A key used by one account is neither replayed to another nor blocks it (409, 422): the second account gets a charge of its own (needs a second API key).",

@@ -50,7 +50,8 @@ func (r *runner) retentionTooLong() bool {
 }
 
 // retentionPlant is the key the retention requirement stored at the start
-// of a run whose window is too long to wait out, re-sent at its end.
+// of a run whose window is too long to wait out, re-sent at the end of the
+// requirements (before the property).
 type retentionPlant struct {
 	key      string
 	body     models.ChargeRequest
@@ -83,7 +84,7 @@ func (r *runner) plantRetention() *retentionPlant {
 	return pl
 }
 
-// lateRetention judges the retention requirement at the end of the run,
+// lateRetention judges the retention requirement at the end of the requirements,
 // after every other requirement (no wall time of its own): the key
 // planted at the start is re-sent with the identical request. A replay
 // keeps the verdict NOT JUDGED (the rest of the window is not waited
@@ -127,7 +128,7 @@ func (r *runner) resend(pl *retentionPlant) (verdict, string, error) {
 	case !same(pl.first, again):
 		return fail, fmt.Sprintf("forgotten after ~%s; the profile publishes %s: the key stored at the start of the run (first answered %s), re-sent with the identical request %s later, answered %s, not the replay", held, window, pl.first.short(), held, again.short()), nil
 	}
-	return nj, fmt.Sprintf("held %s of its %s window (the key stored at the start of the run replayed %s at its end); profile %q's window is longer than the %s this run may wait", held, window, again.short(), prof.Name, r.opts.RetentionWaitMax), nil
+	return nj, fmt.Sprintf("held %s of its %s window (the key stored at the start of the run replayed %s at the end of the requirements); profile %q's window is longer than the %s this run may wait", held, window, again.short(), prof.Name, r.opts.RetentionWaitMax), nil
 }
 
 // spanWords is d for a reason: milliseconds under 1 s ("6ms"), tenths of

@@ -88,12 +88,16 @@ func TestCertify_RetentionResendKeepsItsBudget(t *testing.T) {
 
 // The reference provider keeps its keys: with a 24 h window the
 // retention requirement stays NOT JUDGED, saying how long the key
-// planted at the start was shown to be kept.
+// planted at the start was shown to be kept, and when it was re-sent.
 func TestCertify_RetentionHeldIsNotJudged(t *testing.T) {
 	_, got := certifyLimits(t, startRef(t, "", 0, 0), remote.Limits{}, certify.ReqReplay, certify.ReqRetention)
 	r := got[certify.ReqRetention]
 	assert.Equal(t, reports.NotJudged, r.Verdict, r.Reason)
 	assert.Contains(t, r.Reason, "held ")
 	assert.Contains(t, r.Reason, "of its 24h window")
+	// Regression: its line said "replayed … at its end", printed before the
+	// property ran; the re-send comes at the end of the requirements.
+	assert.Contains(t, r.Reason, " at the end of the requirements)")
+	assert.NotContains(t, r.Reason, "at its end")
 	assert.Len(t, r.Evidence, 2)
 }

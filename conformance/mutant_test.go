@@ -75,7 +75,7 @@ func reportFile(dir, sub, name string) string {
 // article's first trap — a middleware with a new key per HTTP request —
 // must fail the main job on one-key-per-intent, with a Markdown report
 // holding a sequence diagram, a JSON report, and a shrunk sequence of at
-// most 3 shopper steps.
+// most 3 shopper steps, and a replay: line bash parses.
 func TestFreshKeyPerRequestMutantIsCaught(t *testing.T) {
 	out, failed, reportDir := runConformance(t, "1", "IDEMCHECK_MUTANT=fresh-key-per-request")
 	require.True(t, failed, "the property must fail against the mutant; output:\n%s", out)
@@ -98,6 +98,13 @@ func TestFreshKeyPerRequestMutantIsCaught(t *testing.T) {
 	require.LessOrEqual(t, rep.StepCount, 3, "shrunk sequence too long:\n%s", md)
 	require.GreaterOrEqual(t, rep.StepCount, 1)
 	require.True(t, strings.Contains(out, "replay: "), "the failure names the replay command")
+	// Regression: the line ended "(from the repository root)", a bash
+	// syntax error when pasted; it is a shell command line.
+	_, line, _ := strings.Cut(out[strings.LastIndex(out, "replay: "):], "replay: ")
+	line, _, _ = strings.Cut(line, "\n")
+	require.Contains(t, line, "# from the repository root")
+	sh, err := exec.Command("bash", "-n", "-c", line).CombinedOutput()
+	require.NoError(t, err, "bash -n -c %q: %s", line, sh)
 }
 
 // TestReferencePassesInChild: the same child-process run without a mutant

@@ -201,11 +201,12 @@ func (r *runState) writeCatalogue(t *testing.T) {
 }
 
 // replayWhere is where a replay: line runs from, as the line's suffix:
-// the repository root for the go test form, nothing for cmd/idemcheck's
-// (the directory the run started in, as its docs say).
+// for the go test form the repository root, as a shell comment (the line
+// pastes into a shell as it is), nothing for cmd/idemcheck's (the
+// directory the run started in, as its docs say).
 func replayWhere() string {
 	if testing.Testing() {
-		return "   (from the repository root)"
+		return "   # from the repository root"
 	}
 	return ""
 }

@@ -24,7 +24,7 @@ account's key, for the cross-account requirement, is IDEMCHECK_API_KEY_2.`
 
 // certifyMain is idemcheck certify.
 func certifyMain(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("certify", stderr, certifyAbout)
+	fs := newFlags("certify", stderr)
 	var p conformance.Provider
 	fs.StringVar(&p.Dialect, "dialect", "", "`dialect` of the provider: reference or stripe (IDEMCHECK_DIALECT, else the profile's, else reference)")
 	fs.StringVar(&p.Profile, "profile", "", "provider profile `file` (profiles/*.json; IDEMCHECK_PROFILE, else none: judged against the IETF draft alone)")
@@ -42,9 +42,7 @@ func certifyMain(_ context.Context, args []string, stdout, stderr io.Writer) int
 		return code
 	}
 	if len(pos) != 1 {
-		fmt.Fprintln(stderr, "idemcheck certify: want one URL")
-		fs.Usage()
-		return exitUsage
+		return usageError(stderr, fs, "want one URL")
 	}
 	p.URL, p.Progress = pos[0], stderr
 	err := p.Validate()
@@ -80,6 +78,9 @@ func certifyMain(_ context.Context, args []string, stdout, stderr io.Writer) int
 		return exitUsage
 	}
 	v := res.Overall()
+	if v == reports.Inconclusive {
+		printInconclusive(stderr, res.Requirements, res.Invariants)
+	}
 	fmt.Fprintf(stderr, "idemcheck: %s\n", v)
 	fmt.Fprintln(stdout, res.Paths.Markdown)
 	return verdictCode(v, stop)

@@ -32,7 +32,11 @@
 //	2  usage error, or a refused configuration (a live-looking key such as
 //	   sk_live_ or pk_live_ in any case, a production profile): nothing sent
 //	3  INCONCLUSIVE: a budget ran out, a requirement could not be decided,
-//	   or the run was interrupted
+//	   an invariant the run never exercised (held vacuously: raise --checks),
+//	   or the run was interrupted; a line per INCONCLUSIVE verdict says why
+//
+// These are certify's; each verb's -h prints its own. A usage error
+// prints one line and a pointer to 'idemcheck help VERB', and exits 2.
 //
 // Install with go install github.com/idemcheck/idemcheck/cmd/idemcheck@latest.
 // docs/cli.md has examples.
@@ -46,6 +50,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -60,6 +65,7 @@ const (
 // verb is one subcommand.
 type verb struct {
 	name, args, doc string
+	about, exits    string // its help text and exit codes, as -h prints them
 	run             func(ctx context.Context, args []string, stdout, stderr io.Writer) int
 }
 
@@ -67,11 +73,11 @@ var verbs []verb
 
 func init() {
 	verbs = []verb{
-		{"certify", "[flags] URL", "certify the provider at URL: the requirement list, then the property; write a certification page", certifyMain},
-		{"run", "[flags]", "run the conformance property against the embedded provider (virtual time) or WireMock", runMain},
-		{"serve", "[flags]", "serve the reference provider, or provider mutants, on a loopback address until SIGINT or SIGTERM", serveMain},
-		{"replay", "[flags] FAILFILE", "replay a rapid fail file once against the provider it failed on, with no new search", replayMain},
-		{"merge", "[-o OUT] DIR...", "fold the run folders of several runs (a sharded run's shards) into one index, summary and JUnit file", mergeMain},
+		{"certify", "[flags] URL", "certify the provider at URL: the requirement list, then the property; write a certification page", certifyAbout, certifyExits, certifyMain},
+		{"run", "[flags]", "run the conformance property against the embedded provider (virtual time) or WireMock", runAbout, runExits, runMain},
+		{"serve", "[flags]", "serve the reference provider, or provider mutants, on a loopback address until SIGINT or SIGTERM", serveAbout, serveExits, serveMain},
+		{"replay", "[flags] FAILFILE", "replay a rapid fail file once against the provider it failed on, with no new search", replayAbout, replayExits, replayMain},
+		{"merge", "[-o OUT] DIR...", "fold the run folders of several runs (a sharded run's shards) into one index, summary and JUnit file", mergeAbout, mergeExits, mergeMain},
 	}
 }
 
@@ -82,7 +88,8 @@ func main() {
 // mainCode dispatches args to their verb and returns the exit code.
 func mainCode(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		usage(stderr)
+		fmt.Fprintln(stderr, "idemcheck: want a verb: certify, run, serve, replay or merge")
+		fmt.Fprintln(stderr, "run 'idemcheck help' for the verbs")
 		return exitUsage
 	}
 	name, rest := args[0], args[1:]
@@ -99,8 +106,8 @@ func mainCode(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			return v.run(ctx, rest, stdout, stderr)
 		}
 	}
-	fmt.Fprintf(stderr, "idemcheck: unknown verb %q\n\n", name)
-	usage(stderr)
+	fmt.Fprintf(stderr, "idemcheck: unknown verb %q\n", name)
+	fmt.Fprintln(stderr, "run 'idemcheck help' for the verbs")
 	return exitUsage
 }
 
@@ -109,53 +116,100 @@ func usage(w io.Writer) {
 	for _, v := range verbs {
 		fmt.Fprintf(w, "\tidemcheck %s %s\n\t\t%s\n", v.name, v.args, v.doc)
 	}
-	fmt.Fprint(w, "\nRun 'idemcheck help VERB' (or 'idemcheck VERB -h') for a verb's flags.\n")
-	fmt.Fprint(w, exitCodes)
+	fmt.Fprint(w, "\nRun 'idemcheck help VERB' (or 'idemcheck VERB -h') for a verb's flags and exit codes.\n")
+	fmt.Fprint(w, certifyExits)
 }
 
-const exitCodes = `
+// The exit codes of each verb, as its -h prints them.
+const (
+	certifyExits = `
 Exit codes:
 	0  every verdict PASS (or KNOWN: a deviation or requirement the baseline lists)
 	1  a verdict FAIL
 	2  usage error, or a refused configuration (a live-looking key such as
 	   sk_live_ or pk_live_ in any case, a production profile): nothing sent
-	3  INCONCLUSIVE: a budget ran out, a requirement could not be decided,
-	   or the run was interrupted
+	3  INCONCLUSIVE: a budget ran out, a requirement could not be decided, an
+	   invariant the run never exercised (held vacuously: raise --checks), or
+	   the run was interrupted; a line per INCONCLUSIVE verdict says why
 `
+	runExits = `
+Exit codes:
+	0  the property held
+	1  the property failed (its report is named above the index)
+	2  usage error, or a mutant or provider it refuses: nothing run
+	3  the run was interrupted (SIGINT, SIGTERM)
+`
+	serveExits = `
+Exit codes:
+	0  stopped by SIGINT or SIGTERM
+	2  usage error, an unknown mutant, or an address it cannot listen on
+`
+	replayExits = `
+Exit codes:
+	0  the failure did not come back
+	1  the failure came back
+	2  usage error, or FAILFILE is not a rapid fail file
+	3  the fail file replayed no sequence, or the replay was interrupted
+`
+	mergeExits = `
+Exit codes:
+	0  every part passed
+	1  a part failed
+	2  usage error, or a folder holds no run
+	3  a part was INCONCLUSIVE
+`
+)
 
-// newFlags is a verb's flag set, whose -h prints the verb's usage, its
-// flags and the exit codes.
-func newFlags(v string, stderr io.Writer, about string) *flag.FlagSet {
+// newFlags is a verb's flag set. Its Usage prints nothing: parse prints
+// the verb's help (usage, about, flags, exit codes) for -h, and one line
+// pointing to it for a usage error.
+func newFlags(v string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("idemcheck "+v, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		for _, vb := range verbs {
-			if vb.name == v {
-				fmt.Fprintf(fs.Output(), "Usage: idemcheck %s %s\n\n%s\n\nFlags:\n", vb.name, vb.args, about)
-			}
-		}
-		fs.PrintDefaults()
-		fmt.Fprint(fs.Output(), exitCodes)
-	}
+	fs.Usage = func() {}
 	return fs
 }
 
+// help prints the help of the verb whose flag set is fs to w: its usage
+// line, about, flags and exit codes, once each.
+func help(w io.Writer, fs *flag.FlagSet) {
+	v := strings.TrimPrefix(fs.Name(), "idemcheck ")
+	for _, vb := range verbs {
+		if vb.name != v {
+			continue
+		}
+		fmt.Fprintf(w, "Usage: idemcheck %s %s\n\n%s\n\nFlags:\n", vb.name, vb.args, strings.TrimSpace(vb.about))
+		out := fs.Output()
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fs.SetOutput(out)
+		fmt.Fprint(w, vb.exits)
+	}
+}
+
+// usageError prints msg (unless empty: the flag package said it already)
+// and a pointer to the verb's help on stderr, and returns exitUsage.
+func usageError(stderr io.Writer, fs *flag.FlagSet, msg string) int {
+	if msg != "" {
+		fmt.Fprintf(stderr, "%s: %s\n", fs.Name(), msg)
+	}
+	fmt.Fprintf(stderr, "run 'idemcheck help %s' for its flags and exit codes\n", strings.TrimPrefix(fs.Name(), "idemcheck "))
+	return exitUsage
+}
+
 // parse parses args with fs, flags before or after the positional
-// arguments, and returns those; -h prints the usage to stdout. ok is false
+// arguments, and returns those; -h prints the verb's help to stdout (exit
+// 0), a bad flag one line and a pointer to the help (exit 2). ok is false
 // with the exit code to return.
 func parse(fs *flag.FlagSet, args []string, stdout io.Writer) (pos []string, code int, ok bool) {
-	for _, a := range args {
-		if a == "-h" || a == "-help" || a == "--help" || a == "--h" {
-			fs.SetOutput(stdout) // asked for: the usage is the output
-		}
-	}
 	for {
 		err := fs.Parse(args)
 		if errors.Is(err, flag.ErrHelp) {
+			help(stdout, fs)
 			return nil, exitPass, false
 		}
 		if err != nil {
-			return nil, exitUsage, false
+			return nil, usageError(fs.Output(), fs, ""), false
 		}
 		if fs.NArg() == 0 {
 			return pos, 0, true

@@ -20,15 +20,14 @@ recipe for a CI matrix.`
 
 // mergeMain is idemcheck merge.
 func mergeMain(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("merge", stderr, mergeAbout)
+	fs := newFlags("merge", stderr)
 	out := fs.String("o", "idemcheck-merged", "`folder` to write the merged report directory to")
 	pos, code, ok := parse(fs, args, stdout)
 	if !ok {
 		return code
 	}
 	if len(pos) == 0 {
-		fmt.Fprintln(stderr, "idemcheck merge: no run folder to merge (idemcheck merge DIR... [-o OUT])")
-		return exitUsage
+		return usageError(stderr, fs, "no run folder to merge (idemcheck merge DIR... [-o OUT])")
 	}
 	m, err := reports.MergeRuns(*out, pos, time.Now())
 	if err != nil {

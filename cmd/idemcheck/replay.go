@@ -15,13 +15,13 @@ prints is this command with the flags it needs: -provider, -mutant, and for a UR
 -profile and -dialect the certification used (the profile decides what is judged);
 the API keys come from IDEMCHECK_API_KEY (or -api-key-env) and IDEMCHECK_API_KEY_2.
 Run it from the directory the run started in (fail file paths are relative to it).
-Exit 1 when the failure came back, 0 when it did not, 3 when the fail file replayed
-no sequence (rapid found it no longer valid: another rapid version, or the provider's
-state or timing took the run another way), 2 when FAILFILE is not a rapid fail file.`
+A fail file that replays no sequence (rapid found it no longer valid: another rapid
+version, or the provider's state or timing took the run another way) exits 3. The
+path of the run's index.md is the one line on stdout.`
 
 // replayMain is idemcheck replay.
 func replayMain(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("replay", stderr, replayAbout)
+	fs := newFlags("replay", stderr)
 	cfg := propertyFlags(fs, "embedded, wiremock or the http(s) URL the report names")
 	profile := fs.String("profile", "", "provider profile `file` the certification used (IDEMCHECK_PROFILE, else none)")
 	dialect := fs.String("dialect", "", "`dialect` of the provider: reference or stripe (IDEMCHECK_DIALECT, else the profile's)")
@@ -31,9 +31,7 @@ func replayMain(_ context.Context, args []string, stdout, stderr io.Writer) int 
 		return code
 	}
 	if len(pos) != 1 {
-		fmt.Fprintln(stderr, "idemcheck replay: want one FAILFILE")
-		fs.Usage()
-		return exitUsage
+		return usageError(stderr, fs, "want one FAILFILE")
 	}
 	if err := checkFailFile(pos[0]); err != nil {
 		fmt.Fprintln(stderr, "idemcheck replay:", err)

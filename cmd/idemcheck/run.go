@@ -25,7 +25,7 @@ path printed at the end. A flag left unset takes its IDEMCHECK_* variable.`
 
 // runMain is idemcheck run.
 func runMain(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("run", stderr, runAbout)
+	fs := newFlags("run", stderr)
 	cfg := propertyFlags(fs, "embedded (virtual time) or wiremock (real time; IDEMCHECK_WIREMOCK_URL, else the jar npm ci installs)")
 	checks := fs.Int("checks", 0, "`sequences` to draw (RAPID_CHECKS, else 100)")
 	seed := fs.Uint64("seed", 0, "the property's `seed` (RAPID_SEED, else random; the run prints the seed it used)")
@@ -34,8 +34,7 @@ func runMain(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if len(pos) != 0 {
-		fmt.Fprintf(stderr, "idemcheck run: unexpected argument %q (certify a URL with idemcheck certify)\n", pos[0])
-		return exitUsage
+		return usageError(stderr, fs, fmt.Sprintf("unexpected argument %q (certify a URL with idemcheck certify)", pos[0]))
 	}
 	var targs []string
 	if *checks > 0 {
@@ -135,6 +134,8 @@ func runProperty(verb string, c *propertyConfig, targs []string, stdout, stderr 
 		fmt.Fprintf(stderr, "idemcheck %s: the run did not start\n", verb)
 		return exitUsage, stats
 	case stats.Stopped() != "":
+		printInconclusive(stderr, nil, stats.Results())
+		fmt.Fprintf(stderr, "idemcheck: %s\n", reports.Inconclusive)
 		return exitInconclusive, stats
 	}
 	return verdictCode(reports.Pass, stop), stats

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
 
 	"github.com/idemcheck/idemcheck/internal/refprovider"
@@ -13,31 +12,23 @@ import (
 // serveMain is idemcheck serve: cmd/refprovider's server (the same code,
 // internal/refprovider), in this process, until SIGINT or SIGTERM.
 func serveMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	for _, a := range args {
-		if a == "-h" || a == "-help" || a == "--help" {
-			fmt.Fprint(stdout, serveAbout)
-			break
-		}
-	}
-	err := refprovider.Run(ctx, "idemcheck serve", args, stdout)
+	fs := newFlags("serve", stderr)
+	err := refprovider.RunFlags(ctx, fs, args, stdout)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
+		help(stdout, fs)
 		return exitPass
+	case errors.Is(err, refprovider.ErrUsage): // the flag package said why
+		return usageError(stderr, fs, "")
 	case err != nil:
-		fmt.Fprintln(stderr, "idemcheck serve:", err)
-		return exitUsage
+		return usageError(stderr, fs, err.Error())
 	}
 	return exitPass
 }
 
-const serveAbout = `Usage: idemcheck serve [flags]
-
-Serve the embedded reference provider (docs/provider-api.md), or the provider
+const serveAbout = `Serve the embedded reference provider (docs/provider-api.md), or the provider
 mutants of sut/mutants (-mutant a,b: several bugs at once), on a loopback
 address, in real time. It prints "listening on http://ADDR" once it accepts
-connections (-addr 127.0.0.1:0: a free port) and serves until SIGINT or
-SIGTERM, then exits 0. Certify it with: idemcheck certify http://ADDR
---profile profiles/reference.json. Usage errors exit 2.
-
-Flags:
-`
+connections (the default -addr 127.0.0.1:0 picks a free port; the line names
+it) and serves until SIGINT or SIGTERM, then exits 0. Certify it with:
+idemcheck certify http://ADDR --profile profiles/reference.json.`

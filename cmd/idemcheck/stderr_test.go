@@ -106,7 +106,8 @@ func TestRunFailureKeepsStderrShort(t *testing.T) {
 
 // TestCertifyUnreachableSaysSoOnce: against a closed loopback port
 // certify exits 3 (INCONCLUSIVE: nothing could be decided) and says the
-// provider is unreachable once, not on every requirement's line.
+// provider is unreachable once on the progress lines and once in the
+// closing INCONCLUSIVE lines, not on every requirement's line.
 // Regression (outside tester): the message was printed 17 times (18 with
 // the test's own failure).
 func TestCertifyUnreachableSaysSoOnce(t *testing.T) {
@@ -122,8 +123,17 @@ func TestCertifyUnreachableSaysSoOnce(t *testing.T) {
 	if code != 3 {
 		t.Errorf("exit %d, want 3 (INCONCLUSIVE); stderr:\n%s", code, stderr)
 	}
-	if n := strings.Count(stderr, "unreachable"); n != 1 {
-		t.Errorf("stderr says unreachable %d times, want once:\n%s", n, stderr)
+	if n := strings.Count(stderr, "unreachable"); n != 2 {
+		t.Errorf("stderr says unreachable %d times, want twice (the first progress line, the first closing line):\n%s", n, stderr)
+	}
+	closing := regexp.MustCompile(`(?m)^idemcheck: INCONCLUSIVE requirement \S+: (.*)$`).FindAllStringSubmatch(stderr, -1)
+	if len(closing) != 17 {
+		t.Errorf("stderr has %d closing INCONCLUSIVE requirement lines, want 17:\n%s", len(closing), stderr)
+	}
+	for _, l := range closing[min(1, len(closing)):] {
+		if l[1] != "as above" {
+			t.Errorf("a closing line after the first says %q, not \"as above\"", l[1])
+		}
 	}
 	lines := regexp.MustCompile(`(?m)^idemcheck: \[\d+/\d+\] INCONCLUSIVE \S+: (.*)$`).FindAllStringSubmatch(stderr, -1)
 	if len(lines) < 2 {

@@ -117,3 +117,31 @@ func printDeviations(stderr io.Writer, reportDir string, devs []reports.Deviatio
 		}
 	}
 }
+
+// printInconclusive prints, for an INCONCLUSIVE run, one line per
+// INCONCLUSIVE requirement and invariant with its reason, in the page's
+// order; a reason the line before gave is "as above".
+func printInconclusive(stderr io.Writer, reqs []reports.RequirementResult, invs []reports.InvariantResult) {
+	last := ""
+	line := func(kind, name, reason string) {
+		if reason == "" {
+			reason = "no reason given"
+		}
+		shown := reason
+		if reason == last {
+			shown = "as above"
+		}
+		last = reason
+		fmt.Fprintf(stderr, "idemcheck: INCONCLUSIVE %s %s: %s\n", kind, name, shown)
+	}
+	for _, r := range reqs {
+		if r.Verdict == reports.Inconclusive {
+			line("requirement", r.ID, r.Reason)
+		}
+	}
+	for _, i := range invs {
+		if i.Verdict == reports.Inconclusive {
+			line("invariant", i.Name, i.Reason)
+		}
+	}
+}

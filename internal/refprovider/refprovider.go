@@ -40,6 +40,18 @@ func Run(ctx context.Context, name string, args []string, out io.Writer) error {
 			fs.SetOutput(out) // asked for: the usage is the output
 		}
 	}
+	return RunFlags(ctx, fs, args, out)
+}
+
+// ErrUsage wraps the error of args RunFlags could not parse (the flag
+// package has printed it to fs's output).
+var ErrUsage = errors.New("usage")
+
+// RunFlags is Run with the caller's flag set (its name, output and
+// Usage, as idemcheck serve prints its own help): it defines Run's flags
+// on fs and parses args with it. A parse error wraps ErrUsage; -h returns
+// flag.ErrHelp.
+func RunFlags(ctx context.Context, fs *flag.FlagSet, args []string, out io.Writer) error {
 	addr := fs.String("addr", "127.0.0.1:0", "loopback `host:port` to listen on (port 0: a free one)")
 	mutant := fs.String("mutant", "", "serve the provider mutant `NAME` from sut/mutants instead of the reference (a,b: several at once)")
 	retention := fs.Duration("retention", provider.DefaultRetention, "key retention window")
@@ -49,7 +61,10 @@ func Run(ctx context.Context, name string, args []string, out io.Writer) error {
 	prefix := fs.String("redis-prefix", "idemcheck:refprovider:", "key `prefix` in Redis: the same prefix after a restart keeps the keys and charges")
 	lease := fs.Duration("lease", redisstore.DefaultLease, "in-flight lock lease with -store redis")
 	if err := fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %w", ErrUsage, err)
 	}
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "processing" })

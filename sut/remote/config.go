@@ -182,7 +182,11 @@ func (c Config) Validate() (Config, error) {
 	if p := liveInURL(c.BaseURL); p != "" {
 		// A live credential pasted into the URL (user info, path or
 		// query) goes to the provider with every request.
-		return c, fmt.Errorf("%w: IDEMCHECK_PROVIDER has a live marker (%s, in any case)", ErrLiveCredential, p)
+		name := "the provider URL" // given by the caller (idemcheck certify's argument)
+		if os.Getenv("IDEMCHECK_PROVIDER") == c.BaseURL {
+			name = "IDEMCHECK_PROVIDER"
+		}
+		return c, fmt.Errorf("%w: %s has a live marker (%s, in any case)", ErrLiveCredential, name, p)
 	}
 	if c.Profile.Name == "" && c.Profile.Dialect == "" {
 		c.Profile = DraftProfile(c.Dialect)

@@ -38,3 +38,23 @@ func TestNew_RefusesALiveKeyInTheURL(t *testing.T) {
 	reqs, _, _ := s.Counts()
 	assert.Equal(t, 1, reqs, "only the test-key provider's lookup reached the server")
 }
+
+// Regression: a live marker in a URL the caller gave (idemcheck certify's
+// argument) was reported as "IDEMCHECK_PROVIDER has a live marker", a
+// variable never set. The error names the provider URL then, and
+// IDEMCHECK_PROVIDER only when the URL came from it.
+func TestValidate_NamesWhereTheLiveURLCameFrom(t *testing.T) {
+	u := "http://127.0.0.1:1/?token=sk_live_0123456789"
+	t.Setenv("IDEMCHECK_PROVIDER", "")
+	_, err := remote.Config{BaseURL: u, Limits: remote.Limits{MaxDuration: time.Minute}}.Validate()
+	require.ErrorIs(t, err, remote.ErrLiveCredential)
+	assert.Contains(t, err.Error(), "the provider URL has a live marker")
+	assert.NotContains(t, err.Error(), "IDEMCHECK_PROVIDER")
+
+	t.Setenv("IDEMCHECK_PROVIDER", u)
+	c, err := remote.FromEnv()
+	require.NoError(t, err)
+	_, err = c.Validate()
+	require.ErrorIs(t, err, remote.ErrLiveCredential)
+	assert.Contains(t, err.Error(), "IDEMCHECK_PROVIDER has a live marker")
+}
