@@ -17,7 +17,7 @@ import (
 // The refunds endpoint's requirement ids.
 const (
 	ReqRefundReplay  = "refund-replay-returns-first-response"
-	ReqEndpointScope = "key-scoped-per-endpoint"
+	ReqEndpointScope = "key-not-shared-across-endpoints"
 )
 
 // refundRequirements are the requirements of POST /v1/refunds, a second
