@@ -31,9 +31,9 @@ const maxKept = 256 << 10
 // pkgState is a package whose tests are running.
 type pkgState struct {
 	started time.Time
-	done    int    // top-level tests ended
-	current string // the top-level test that started last
-	output  string // the package's own output (no test), for a failure
+	done    int      // top-level tests ended
+	live    []string // top-level tests started and not ended, oldest first
+	output  string   // the package's own output (no test), for a failure
 }
 
 // progress is the state of the stream read so far.
@@ -69,7 +69,7 @@ func (p *progress) line(l []byte) {
 		p.running[e.Package] = &pkgState{started: p.now()}
 	case "run":
 		if s := p.running[e.Package]; s != nil && !strings.Contains(e.Test, "/") {
-			s.current = e.Test
+			s.live = append(s.live, e.Test)
 		}
 	case "output":
 		p.keep(e)
@@ -109,6 +109,12 @@ func (p *progress) testEnded(e event) {
 	top := !strings.Contains(e.Test, "/")
 	if s := p.running[e.Package]; s != nil && top {
 		s.done++
+		for i, n := range s.live {
+			if n == e.Test {
+				s.live = append(s.live[:i], s.live[i+1:]...)
+				break
+			}
+		}
 	}
 	d := time.Duration(e.Elapsed * float64(time.Second)).Round(100 * time.Millisecond)
 	switch {
@@ -132,8 +138,17 @@ func (p *progress) packageEnded(e event) {
 	case e.Action == "fail":
 		p.failed = true
 		p.failPkg = append(p.failPkg, e.Package)
-		if s != nil && s.output != "" {
-			write(p.out, "%s", s.output)
+		if s != nil {
+			// Tests that never ended (a timeout, a SIGQUIT, a crash): their
+			// output holds the goroutine dump or the panic.
+			for _, n := range s.live {
+				k := e.Package + "\x00" + n
+				write(p.out, "--- never ended: %s %s\n%s", short(e.Package), n, p.output[k])
+				delete(p.output, k)
+			}
+			if s.output != "" {
+				write(p.out, "%s", s.output)
+			}
 		}
 		write(p.out, "FAIL %s (%s, %d tests)\n", e.Package, d, done)
 	case done == 0:
@@ -145,7 +160,7 @@ func (p *progress) packageEnded(e event) {
 }
 
 // heartbeat names the packages still running, how long each has run, its
-// tests ended and the test it is in.
+// tests ended and the oldest of its tests still running.
 func (p *progress) heartbeat() {
 	if len(p.running) == 0 {
 		return
@@ -159,8 +174,12 @@ func (p *progress) heartbeat() {
 	for i, n := range names {
 		s := p.running[n]
 		parts[i] = short(n) + " " + p.now().Sub(s.started).Round(time.Second).String() + ", " + strconv.Itoa(s.done) + " tests done"
-		if s.current != "" {
-			parts[i] += ", in " + s.current
+		if len(s.live) > 0 {
+			// The oldest test still running, the likeliest to hang.
+			parts[i] += ", in " + s.live[0]
+			if len(s.live) > 1 {
+				parts[i] += " and " + strconv.Itoa(len(s.live)-1) + " more"
+			}
 		}
 	}
 	write(p.out, "... %s: running %s\n", p.now().Sub(p.start).Round(time.Second), strings.Join(parts, "; "))

@@ -80,3 +80,28 @@ func TestProgress_HeartbeatNamesWhatIsRunning(t *testing.T) {
 	p.heartbeat()
 	assert.Equal(t, "... 1m30s: running conformance 1m30s, 0 tests done, in TestCertify\n", out.String())
 }
+
+// Regression: the heartbeat named the test that started last, which had
+// long passed, while another hung ("in TestWireMockCatchesFreshKeyPerRequest"
+// for five minutes of a CI run); and a package killed by a timeout or
+// SIGQUIT lost the goroutine dump its hung test printed.
+func TestProgress_HangShowsTheTestStillRunningAndItsDump(t *testing.T) {
+	var out strings.Builder
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	p := newProgress(&out, func() time.Time { return now })
+	const pkg = "github.com/idemcheck/idemcheck/conformance"
+	for _, l := range []string{
+		`{"Action":"start","Package":"` + pkg + `"}`,
+		`{"Action":"run","Package":"` + pkg + `","Test":"TestHangs"}`,
+		`{"Action":"run","Package":"` + pkg + `","Test":"TestQuick"}`,
+		`{"Action":"pass","Package":"` + pkg + `","Test":"TestQuick","Elapsed":1}`,
+	} {
+		p.line([]byte(l))
+	}
+	now = now.Add(time.Minute)
+	p.heartbeat()
+	assert.Contains(t, out.String(), "1 tests done, in TestHangs\n")
+	p.line([]byte(`{"Action":"output","Package":"` + pkg + `","Test":"TestHangs","Output":"goroutine 7 [chan receive]:\n"}`))
+	p.line([]byte(`{"Action":"fail","Package":"` + pkg + `","Elapsed":60}`))
+	assert.Contains(t, out.String(), "--- never ended: conformance TestHangs\ngoroutine 7 [chan receive]:\n")
+}

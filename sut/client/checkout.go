@@ -214,6 +214,11 @@ func (c *Client) checkout(ctx context.Context, orderID int64, cardToken string, 
 		return c.refuseStale(order, att)
 	}
 	c.at(ctx, PointBeforeSend)
+	if c.crashed.Load() {
+		// Killed at the point: a dead process sends nothing (the cancelled
+		// call must not reach the wire by the scheduler's choice).
+		return c.crashResult(order, att.ID.String(), nil)
+	}
 
 	var res chargeResult
 	if c.cfg.Planted.KeyAfterSend { // planted bug: KeyAfterSend
