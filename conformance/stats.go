@@ -77,6 +77,10 @@ func (s *Stats) Results() []reports.InvariantResult {
 			r.Verdict, r.Reason = reports.Inconclusive, "the run stopped early: "+s.stopped
 		case r.Evaluations == 0:
 			r.Verdict, r.Reason = reports.Inconclusive, "never evaluated"
+		case r.Subjects == 0 && s.sequences > 0 && s.ruledOut(inv.Name) != "":
+			// Nothing to judge, because of another deviation: not a matter of
+			// more sequences.
+			r.Verdict, r.Reason = reports.NotJudged, s.ruledOut(inv.Name)
 		case r.Subjects == 0 && s.sequences > 0:
 			// Held, but only vacuously: nothing it speaks of happened.
 			r.Verdict, r.Reason = reports.Inconclusive, fmt.Sprintf("held vacuously: no %s in %d sequences", r.Subject, s.sequences)
@@ -87,6 +91,28 @@ func (s *Stats) Results() []reports.InvariantResult {
 		out = append(out, reports.InvariantResult{Name: ClientAPI, Verdict: reports.Fail, Reason: s.violation})
 	}
 	return out
+}
+
+// judgedAfter names, for an invariant judged only on what another's
+// holding shows, that other one: equivalent-requests-agree judges a shape
+// only under a key shown to replay in the client's shape
+// (check/shapes.go), so a provider that never replays leaves it nothing.
+var judgedAfter = map[string]string{EquivalentRequestsAgree: ReplayConsistent}
+
+// ruledOut is why inv had nothing to judge when the run found a deviation
+// of the invariant it is judged after (judgedAfter), "" if it did not.
+// s.mu is held.
+func (s *Stats) ruledOut(inv string) string {
+	after, ok := judgedAfter[inv]
+	if !ok {
+		return ""
+	}
+	for _, d := range s.deviations {
+		if d.Invariant == after {
+			return fmt.Sprintf("not judged: it judges a request shape only under a key shown to replay, and %s's deviation (%s) left none in %d sequences", after, strings.ToLower(string(d.Verdict)), s.sequences)
+		}
+	}
+	return ""
 }
 
 // Coverage is what the run exercised, for a certification page.
