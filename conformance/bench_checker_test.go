@@ -99,16 +99,7 @@ func checkerWorlds(b *testing.B) map[int][2]World {
 
 // captureWorlds is one sequence of checkerWorlds, in a bubble.
 func captureWorlds(t *rapid.T, r *runState) {
-	w, err := newWorld(r.cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := r.newMachine(w, phaseSearch)
-	t.Cleanup(func() {
-		m.w.faults.Heal()
-		m.w.clock.Advance(drainTime)
-		m.w.drainHung()
-	})
+	m := r.bubbleMachine(t, nil, phaseSearch)
 	actions := m.actions()
 	var prev World // the snapshot after the step before
 	actions[""] = func(*rapid.T) {

@@ -291,26 +291,32 @@ func (r *runState) Property() func(*rapid.T) {
 	}
 	return func(t *rapid.T) {
 		rapid.SyncTest(t, func(t *rapid.T) {
-			ph := r.beginCheck()
-			w, err := newWorld(r.cfg, r.mutant)
-			if err != nil {
-				t.Fatal(err)
-			}
-			m := r.newMachine(w, ph)
-			// A bubble's time stops when its main goroutine exits, so a
-			// check that fails mid-sequence must first let the provider's
-			// in-flight work end, or synctest reports a deadlock.
-			t.Cleanup(func() {
-				m.w.faults.Heal()
-				m.w.clock.Advance(drainTime)
-				m.w.drainHung()
-			})
+			m := r.bubbleMachine(t, r.mutant, r.beginCheck())
 			t.Repeat(m.actions())
 			m.finish()
 			r.endCheck(m)
 			m.conclude(t)
 		})
 	}
+}
+
+// bubbleMachine is the machine of one check in its virtual-time bubble,
+// over a new world with mutant's bugs, for phase ph. A bubble's time stops
+// when its main goroutine exits, so a check that ends mid-sequence (a
+// failure, a benchmark that has what it wanted) first lets the provider's
+// in-flight work end, or synctest reports a deadlock.
+func (r *runState) bubbleMachine(t *rapid.T, mutant *mutants.Mutant, ph phase) *machine {
+	w, err := newWorld(r.cfg, mutant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := r.newMachine(w, ph)
+	t.Cleanup(func() {
+		m.w.faults.Heal()
+		m.w.clock.Advance(drainTime)
+		m.w.drainHung()
+	})
+	return m
 }
 
 // realTime is one check against a provider in real time (WireMock): no

@@ -93,18 +93,12 @@ func (s *Stats) Results() []reports.InvariantResult {
 	return out
 }
 
-// judgedAfter names, for an invariant judged only on what another's
-// holding shows, that other one: equivalent-requests-agree judges a shape
-// only under a key shown to replay in the client's shape
-// (check/shapes.go), so a provider that never replays leaves it nothing.
-var judgedAfter = map[string]string{EquivalentRequestsAgree: ReplayConsistent}
-
 // ruledOut is why inv had nothing to judge when the run found a deviation
-// of the invariant it is judged after (judgedAfter), "" if it did not.
-// s.mu is held.
+// of the invariant it is judged after (check.JudgedAfter), "" if it did
+// not. s.mu is held.
 func (s *Stats) ruledOut(inv string) string {
-	after, ok := judgedAfter[inv]
-	if !ok {
+	after := check.JudgedAfter(inv)
+	if after == "" {
 		return ""
 	}
 	for _, d := range s.deviations {

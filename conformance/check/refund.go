@@ -177,8 +177,9 @@ func faultAnswered(e *models.Exchange) bool {
 }
 
 // neverStored reports whether status is an answer no key stores: 409 (in
-// flight), 429 and 503 (transient, nothing processed; PROVIDER_API.md).
-func neverStored(status int) bool { return status == 409 || status == 429 || status == 503 }
+// flight), 429 (nothing processed; PROVIDER_API.md) and any 5xx, which
+// releases the key (models.Spec.Complete).
+func neverStored(status int) bool { return status == 409 || status == 429 || status >= 500 }
 
 // chargeName names the charge request c for a report: "the charge of
 // order N".

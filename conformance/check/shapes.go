@@ -28,6 +28,18 @@ func checkEquivalentRequests(w World) Finding {
 	return found
 }
 
+// JudgedAfter names the invariant whose holding name's judgement rests
+// on, or "" for none: equivalent-requests-agree judges a request shape
+// only under a key shown to replay (eachJudgedShape), so a provider that
+// never replays, a replay-consistent deviation, leaves it nothing to judge
+// — NOT JUDGED, not held vacuously.
+func JudgedAfter(name string) string {
+	if name == EquivalentRequestsAgree {
+		return ReplayConsistent
+	}
+	return ""
+}
+
 // eachJudgedShape calls judge, in order, with every shape probe e of w
 // that equivalent-requests-agree judges, the key's first answer f and the
 // probe's kind, until judge returns false. first is the key's first
