@@ -9,6 +9,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/checkout"
 	"github.com/idemcheck/idemcheck/models"
+	"github.com/idemcheck/idemcheck/sut/backend"
 	"github.com/idemcheck/idemcheck/sut/client"
 	"pgregory.net/rapid"
 )
@@ -24,18 +25,9 @@ var refundKinds = []string{"a third", "all", "half", probeOtherEndpoint}
 
 const probeOtherEndpoint = "the charge's key on /v1/refunds"
 
-// refundBackend is a backend whose refunds the harness can read: the
-// refund action and the refund invariants need it.
-type refundBackend interface {
-	Refunds() ([]models.Refund, error)
-}
-
-// Refunds implements refundBackend: the embedded provider's refunds.
-func (e *embedded) Refunds() ([]models.Refund, error) { return e.prov.Refunds(), nil }
-
 // refundTruth is the provider's refunds and whether they are known.
 func (w *world) refundTruth() ([]models.Refund, bool, error) {
-	rb, ok := w.prov.(refundBackend)
+	rb, ok := w.prov.(backend.Refunder)
 	if !ok {
 		return nil, false, nil
 	}
@@ -66,7 +58,7 @@ func (r *refClient) Refund(ctx context.Context, o checkout.Order, amount int64) 
 // merchant's refund, the reference client (a client under test is not
 // driven through checkout.Refunder yet).
 func (m *machine) refund(t *rapid.T) {
-	if _, ok := m.w.prov.(refundBackend); !ok {
+	if _, ok := m.w.prov.(backend.Refunder); !ok {
 		t.Skip("the provider under test serves no refunds the harness reads")
 	}
 	var paid []models.Order

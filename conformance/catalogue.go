@@ -18,6 +18,7 @@ import (
 	"unicode"
 
 	"github.com/idemcheck/idemcheck/reports"
+	"github.com/idemcheck/idemcheck/sut/backend"
 	"pgregory.net/rapid"
 )
 
@@ -35,13 +36,6 @@ import (
 // or Config.MaxDeviations deviations are found. Sequences an earlier round judged are
 // skipped, so under one -rapid.seed the rounds go on where the last one
 // stopped and the run is as reproducible as one rapid.Check.
-
-// ShrinkShare is the share of each budget of a run against a URL
-// (requests, charges, duration) kept for shrinking: the search for new
-// counterexamples stops once 1-ShrinkShare of a budget is used, so every
-// shrink has at least this share left. A shrink cut short by the budget
-// reports its smallest counterexample as "not minimal: budget".
-const ShrinkShare = 0.3
 
 // DefaultShrinkTime is rapid's shrink time when neither -rapid.shrinktime
 // nor RAPID_SHRINKTIME sets it: rapid's own 30 s shrink only a dozen real-
@@ -339,7 +333,7 @@ func (r *runState) searchSpent() bool {
 	if r.cfg.Remote == nil {
 		return false
 	}
-	out, _ := (&remoteBackend{p: r.cfg.Remote}).SearchExhausted()
+	out, _ := backend.NewRemote(r.cfg.Remote, nil, nil).SearchExhausted()
 	return out
 }
 

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/idemcheck/idemcheck/sut/client/outside"
 	"github.com/idemcheck/idemcheck/sut/provider/redisstore"
 	"github.com/idemcheck/idemcheck/sut/remote"
 )
@@ -90,8 +91,8 @@ type Config struct {
 	// IDEMCHECK_CLIENT_INSTANCES.
 	Instances int
 
-	pgStore *outsideStore // the run's PostgreSQL store (prepareStore)
-	under   *underTest    // the client under test of CheckClient; nil: the reference client
+	pgStore *outside.Store // the run's PostgreSQL store (prepareStore)
+	under   *underTest     // the client under test of CheckClient; nil: the reference client
 	// Baseline lists the acknowledged deviations: one it lists is reported
 	// KNOWN, not FAIL (see Baseline for the file's format); none by
 	// default. IDEMCHECK_BASELINE names the file.

@@ -1,9 +1,11 @@
 package conformance
 
+import "github.com/idemcheck/idemcheck/sut/backend"
+
 // Test-only exports: plumbing this package's external tests reach, kept
 // out of the public API (idemcheck.go is the entry).
 var (
-	StopWireMock      = stopWireMock
+	StopWireMock      = backend.StopWireMock
 	FromRoot          = fromRoot
 	ChildReplay       = childReplay
 	ProviderTag       = providerTag

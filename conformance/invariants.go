@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/conformance/check"
-	"github.com/idemcheck/idemcheck/models"
 	"github.com/idemcheck/idemcheck/sut/remote"
 )
 
@@ -57,33 +56,6 @@ var violation = check.Violation
 
 // evaluate is the whole-history verdict (check.Evaluate).
 var evaluate = check.Evaluate
-
-// decliner is a backend that counts the declines its provider processed:
-// a side effect that a replayed decline must not have.
-type decliner interface {
-	// Declines is the number of declines processed, or -1 when not known.
-	Declines() int
-}
-
-// Declines is the embedded provider's count of processed declines, -1
-// over a Store (provider.Provider.Declines).
-func (e *embedded) Declines() int { return e.prov.Declines() }
-
-// declinesOf is the provider's count of processed declines, or -1.
-func declinesOf(b backend) int {
-	if d, ok := b.(decliner); ok {
-		return d.Declines()
-	}
-	return -1
-}
-
-// otherAccountCharges is merchant B's ledger when the backend keeps one.
-func otherAccountCharges(b backend) ([]models.Charge, error) {
-	if a, ok := b.(accounts); ok {
-		return a.OtherCharges()
-	}
-	return nil, nil
-}
 
 // remoteJudged reports whether the remote provider-only invariants can be
 // judged against p (check.RemoteSafety assumes no key expires during the

@@ -3,6 +3,8 @@ package conformance
 import (
 	"fmt"
 	"time"
+
+	"github.com/idemcheck/idemcheck/sut/backend"
 )
 
 // KnownShrinkShare is the share of each budget of a run against a URL
@@ -28,11 +30,11 @@ type spend struct {
 // spendNow is what b has used so far; ok false when b is not metered (in
 // process, a service: no budgets to share).
 func spendNow(b any) (spend, bool) {
-	r, ok := b.(*remoteBackend)
+	r, ok := b.(*backend.Remote)
 	if !ok {
 		return spend{}, false
 	}
-	req, posts := r.p.Meter().Used()
+	req, posts := r.Provider().Meter().Used()
 	return spend{requests: req, posts: posts, at: time.Now()}, true
 }
 
@@ -43,12 +45,12 @@ func (r *runState) knownShrinkSpent(b any) string {
 	r.mu.Lock()
 	from := r.round.knownFrom
 	r.mu.Unlock()
-	rb, ok := b.(*remoteBackend)
+	rb, ok := b.(*backend.Remote)
 	if from == nil || !ok {
 		return ""
 	}
 	now, _ := spendNow(rb)
-	lim := rb.p.Config().Limits
+	lim := rb.Provider().Config().Limits
 	share := func(n int) int { return max(1, int(float64(n)*KnownShrinkShare)) }
 	which := ""
 	switch {

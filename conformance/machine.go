@@ -11,6 +11,7 @@ import (
 	"github.com/idemcheck/idemcheck/conformance/check"
 	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/models"
+	"github.com/idemcheck/idemcheck/sut/backend"
 	"github.com/idemcheck/idemcheck/sut/client"
 	"github.com/idemcheck/idemcheck/sut/mutants"
 )
@@ -51,7 +52,7 @@ type world struct {
 	// the loopback proxy), last first.
 	closers []func()
 	hist    *models.History
-	prov    backend
+	prov    backend.Backend
 	faults  *faults.Transport
 	// schedules lists each step's drawn fault schedule, for the report.
 	schedules []string
@@ -89,7 +90,7 @@ func newWorld(cfg Config, m *mutants.Mutant) (*world, error) {
 	switch {
 	case cfg.Provider == ProviderWireMock:
 		w.clock, w.real = &faults.OffsetClock{}, true
-		wm, err := newWireMock(m, w.hist, w.clock.Now)
+		wm, err := backend.NewWireMock(m, w.hist, w.clock.Now)
 		if err != nil {
 			return nil, err
 		}
@@ -97,24 +98,24 @@ func newWorld(cfg Config, m *mutants.Mutant) (*world, error) {
 	case cfg.under.overHTTP():
 		// A service in another process: the embedded provider in real time,
 		// behind a loopback proxy (overHTTP).
-		w.clock, w.prov = newLoopback(cfg, m, w.hist)
+		w.clock, w.prov = backend.NewLoopback(cfg.Processing, cfg.Retention, m, w.hist, cfg.under.service.MaxDuration, cfg.under.deadline)
 		w.real, w.loopback = true, true
 	case cfg.isRemote():
 		clock := &faults.OffsetClock{}
-		rb := withSecondAccount(newRemoteBackend(cfg.Remote, w.hist, clock.Now)) // merchant B with accounts: 2
-		w.clock, w.real, w.prov = remoteClock{OffsetClock: clock, quiesce: rb.Quiesce}, true, rb
+		rb := backend.WithSecondAccount(backend.NewRemote(cfg.Remote, w.hist, clock.Now), asOtherAccount) // merchant B with accounts: 2
+		w.clock, w.real, w.prov = backend.Clock{OffsetClock: clock, Quiesce: rb.Quiesce}, true, rb
 	case cfg.onRedis():
 		clock := &faults.OffsetClock{}
 		w.real, w.specJudged = true, true
-		rb, err := newRedisBackend(cfg, m, w.hist, clock.Now, w.scale)
+		rb, err := backend.NewRedis(cfg.RedisURL, cfg.Retention, w.scale(cfg.Processing), m, w.hist, clock.Now)
 		if err != nil {
 			return nil, err
 		}
-		w.clock, w.prov = remoteClock{OffsetClock: clock, quiesce: rb.settle}, rb
+		w.clock, w.prov = backend.Clock{OffsetClock: clock, Quiesce: rb.Settle}, rb
 		w.killable = true
 	default:
 		w.clock = faults.VirtualClock{}
-		w.prov = newEmbedded(cfg, m, w.hist, w.clock.Now)
+		w.prov = backend.NewEmbedded(cfg.Processing, cfg.Retention, m, w.hist, w.clock.Now)
 	}
 	w.keys = newKeySource(w.clock.Now)
 	if cfg.Remote != nil {
@@ -222,7 +223,7 @@ func (w *world) snapshot() (World, error) {
 	if w.storeErr != nil {
 		return World{}, w.storeErr
 	}
-	other, err := otherAccountCharges(w.prov)
+	other, err := backend.OtherCharges(w.prov)
 	if err != nil {
 		return World{}, err
 	}
@@ -233,7 +234,7 @@ func (w *world) snapshot() (World, error) {
 		}
 	}
 	h := w.hist.Snapshot()
-	if j, ok := w.prov.(journaled); ok {
+	if j, ok := w.prov.(backend.Journaled); ok {
 		if err := j.Amend(&h); err != nil {
 			return World{}, err
 		}
@@ -249,7 +250,7 @@ func (w *world) snapshot() (World, error) {
 		Attempts:     view.Attempts,
 		Charges:      charges,
 		OtherCharges: other,
-		Declines:     declinesOf(w.prov),
+		Declines:     backend.Declines(w.prov),
 		Retention:    w.cfg.Retention,
 		Killable:     w.killable,
 		Now:          w.clock.Now(),

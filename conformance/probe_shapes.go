@@ -6,6 +6,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/conformance/check"
 	"github.com/idemcheck/idemcheck/models"
+	"github.com/idemcheck/idemcheck/sut/backend"
 )
 
 // The probe kinds that send one logical request in another shape, as a
@@ -22,12 +23,6 @@ const (
 	shapeWhitespace    = check.ProbeWhitespace
 	kindOtherAccount   = check.ProbeOtherAccount
 )
-
-// merchantB is the second merchant's credential in process: the property's
-// client is merchant A (its own Authorization, or none), and a probe of
-// kind kindOtherAccount sends merchant A's key as merchant B. A test
-// value, never a secret.
-const merchantB = "Bearer sk_test_idemcheck_merchant_b"
 
 // probeShape is how a probe's request departs from the client's own: a
 // path suffix and query, a raw body in place of the encoded one, and an
@@ -51,7 +46,7 @@ func shapeOf(kind string, body models.ChargeRequest) probeShape {
 		b, _ := json.MarshalIndent(body, " ", "\t") // a ChargeRequest always marshals
 		return probeShape{raw: append(append([]byte("\n "), b...), " \r\n"...)}
 	case kindOtherAccount:
-		return probeShape{auth: merchantB}
+		return probeShape{auth: backend.MerchantB}
 	}
 	return probeShape{}
 }
@@ -86,17 +81,10 @@ func reversedJSON(body models.ChargeRequest) []byte {
 	return []byte(out.String())
 }
 
-// accounts is a backend that keeps its charges per account and can serve
-// a second merchant: its Charges are merchant A's alone, and OtherCharges
-// merchant B's (the probe of kind kindOtherAccount).
-type accounts interface {
-	OtherCharges() ([]models.Charge, error)
-}
-
 // probeKindsFor is probeKinds without kindOtherAccount when the backend
 // cannot serve a second merchant.
 func (w *world) probeKindsFor() []string {
-	if _, ok := w.prov.(accounts); ok {
+	if _, ok := w.prov.(backend.Accounts); ok {
 		return probeKinds
 	}
 	var out []string

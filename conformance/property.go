@@ -12,6 +12,7 @@ import (
 	"github.com/idemcheck/idemcheck/conformance/check"
 	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/reports"
+	"github.com/idemcheck/idemcheck/sut/backend"
 	"github.com/idemcheck/idemcheck/sut/mutants"
 	"github.com/idemcheck/idemcheck/sut/remote"
 	"pgregory.net/rapid"
@@ -183,7 +184,7 @@ func (m *machine) live(action func(*rapid.T)) func(*rapid.T) {
 // outOfBudget stops the sequence when a remote run's budget has no room
 // for another step.
 func (m *machine) outOfBudget() bool {
-	b, ok := m.w.prov.(budgeted)
+	b, ok := m.w.prov.(backend.Budgeted)
 	if !ok {
 		return false
 	}
@@ -192,7 +193,7 @@ func (m *machine) outOfBudget() bool {
 		// The search leaves ShrinkShare of each budget for shrinking.
 		var which string
 		if out, which = b.SearchExhausted(); out {
-			why = fmt.Sprintf("the %s budget is spent (its last %.0f%% is kept for shrinking)", which, ShrinkShare*100)
+			why = fmt.Sprintf("the %s budget is spent (its last %.0f%% is kept for shrinking)", which, backend.ShrinkShare*100)
 		}
 	}
 	if !out && m.phase == phaseShrink {
@@ -215,7 +216,7 @@ func (m *machine) outOfBudget() bool {
 func (m *machine) halt(err error) {
 	if errors.Is(err, remote.ErrBudget) {
 		m.stopped = "a budget is spent"
-		if b, ok := m.w.prov.(budgeted); ok {
+		if b, ok := m.w.prov.(backend.Budgeted); ok {
 			if _, why := b.Exhausted(); why != "" {
 				m.stopped = why // as outOfBudget says it
 			}
@@ -251,7 +252,7 @@ func (m *machine) finish() {
 	w.reconcile("reconciler (final)")
 	w.clock.Advance(w.ccfg.Interval)
 	w.reconcile("reconciler (final)")
-	if r, ok := w.prov.(refresher); ok {
+	if r, ok := w.prov.(backend.Refresher); ok {
 		r.Refresh() // the final verdict reads the provider's whole truth
 	}
 	m.evaluate(m.safety())
@@ -447,12 +448,12 @@ func run(t *testing.T, cfg Config, stats *Stats) *Stats {
 		if cfg.Remote, err = cfg.remoteProvider(); err != nil {
 			t.Fatal(err) // a live-looking key is refused here, before any request
 		}
-		if err := preflight(cfg.Remote); err != nil {
+		if err := backend.Preflight(cfg.Remote); err != nil {
 			t.Fatal(err) // before rapid: not a counterexample to shrink and keep
 		}
 	}
 	if cfg.onRedis() {
-		if _, err := redisClient(cfg.RedisURL); err != nil {
+		if _, err := backend.RedisClient(cfg.RedisURL); err != nil {
 			t.Fatal(err) // before rapid, naming IDEMCHECK_REDIS_URL
 		}
 	}

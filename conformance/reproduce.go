@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/reports"
+	"github.com/idemcheck/idemcheck/sut/backend"
 )
 
 // defaultReplays is how many times checkReproducible replays a failure
@@ -144,9 +145,9 @@ func (r *runState) reproduceMatching(match, failFile string, extra ...string) (r
 		"IDEMCHECK_TIME_SCALE=" + strconv.FormatFloat(r.cfg.TimeScale, 'g', -1, 64),
 	}
 	if r.cfg.Provider == ProviderWireMock {
-		if srv, err := sharedWireMock.Get(); err == nil {
+		if url, err := backend.WireMockURL(); err == nil {
 			// The replays share this run's server, under its turn.
-			env = append(env, "IDEMCHECK_WIREMOCK_URL="+srv.URL, "IDEMCHECK_WIREMOCK_LOCKED=1")
+			env = append(env, "IDEMCHECK_WIREMOCK_URL="+url, "IDEMCHECK_WIREMOCK_LOCKED=1")
 		}
 	}
 	budget, err := r.replayBudget(r.cfg.Reproduce)

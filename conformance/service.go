@@ -3,14 +3,11 @@ package conformance
 import (
 	"context"
 	"io"
-	"net/http"
 	"testing"
 	"time"
 
 	"github.com/idemcheck/idemcheck/checkout"
-	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/models"
-	"github.com/idemcheck/idemcheck/sut/mutants"
 	"github.com/idemcheck/idemcheck/sut/service"
 )
 
@@ -78,48 +75,6 @@ func (w *world) dialService(u *underTest) checkout.New {
 // overHTTP reports whether the client under test is a service in another
 // process (CheckService): the run is then in real time.
 func (u *underTest) overHTTP() bool { return u != nil && u.launch != nil }
-
-// loopback is the embedded provider serving a service in another process,
-// in real time: like a remote provider, it goes on processing a request
-// whose client hung up (detached), and the run's clock waits for those
-// answers before time jumps — else a reconciliation asked while the
-// provider was still charging, abandoned the attempt, and the charge that
-// landed after it showed as books-balance (found by TestServiceOverHTTP).
-type loopback struct {
-	*embedded
-	wire     *detached
-	budget   time.Duration // the run's ServiceOptions.MaxDuration
-	deadline time.Time     // when it ends
-}
-
-func newLoopback(cfg Config, m *mutants.Mutant, hist *models.History) (faults.Clock, loopback) {
-	clock := &faults.OffsetClock{}
-	e := newEmbedded(cfg, m, hist, clock.Now)
-	l := loopback{embedded: e, wire: newDetached(e.Wire(), func(context.Context) error { return nil }),
-		budget: cfg.under.service.MaxDuration, deadline: cfg.under.deadline}
-	return remoteClock{OffsetClock: clock, quiesce: l.wire.quiesce}, l
-}
-
-// Wire implements backend.
-func (l loopback) Wire() http.RoundTripper { return l.wire }
-
-// Exhausted implements budgeted: the run's duration budget has ended
-// (never, for a world built without CheckService's deadline).
-func (l loopback) Exhausted() (bool, string) {
-	if l.deadline.IsZero() || time.Now().Before(l.deadline) {
-		return false, ""
-	}
-	return true, "the duration budget (ServiceOptions.MaxDuration " + l.budget.String() + ") is spent"
-}
-
-// SearchExhausted implements budgeted: less than ShrinkShare of the
-// duration budget is left.
-func (l loopback) SearchExhausted() (bool, string) {
-	if !l.deadline.IsZero() && time.Until(l.deadline) < time.Duration(float64(l.budget)*ShrinkShare) {
-		return true, "duration (ServiceOptions.MaxDuration " + l.budget.String() + ")"
-	}
-	return false, ""
-}
 
 // close ends what the world started outside the process, last first.
 func (w *world) close() {

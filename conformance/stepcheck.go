@@ -1,6 +1,9 @@
 package conformance
 
-import "github.com/idemcheck/idemcheck/conformance/check"
+import (
+	"github.com/idemcheck/idemcheck/conformance/check"
+	"github.com/idemcheck/idemcheck/sut/backend"
+)
 
 // stepVerdict is the verdict on w after a step: the sequence's
 // check.Checker judges only what the step added, with the same first
@@ -8,7 +11,7 @@ import "github.com/idemcheck/idemcheck/conformance/check"
 // that). Over a journaled backend (WireMock), whose Amend rewrites what
 // earlier exchanges say was sent, every step is judged whole.
 func (m *machine) stepVerdict(w World, invs []Invariant) *ViolationError {
-	if _, ok := m.w.prov.(journaled); ok {
+	if _, ok := m.w.prov.(backend.Journaled); ok {
 		return evaluate(w, invs)
 	}
 	if m.w.checker == nil {

@@ -7,16 +7,20 @@ import (
 	"strconv"
 
 	"github.com/idemcheck/idemcheck/models"
+	"github.com/idemcheck/idemcheck/sut/backend"
 	"github.com/idemcheck/idemcheck/sut/client"
+	"github.com/idemcheck/idemcheck/sut/client/outside"
 	"github.com/idemcheck/idemcheck/sut/client/pgstore"
 	"github.com/idemcheck/idemcheck/sut/mutants"
+	"github.com/idemcheck/idemcheck/sut/provider/redisstore"
 )
 
 // The client's attempt stores (Config.ClientStore); StoreMemory is also
-// Config.ProviderStore's default.
+// Config.ProviderStore's default, and StoreRedis its Redis store.
 const (
 	StoreMemory   = "memory"
 	StorePostgres = "postgres"
+	StoreRedis    = "redis"
 )
 
 // MaxInstances bounds Config.Instances.
@@ -74,7 +78,7 @@ func (c Config) withNeeds(m *mutants.Mutant) Config {
 // prepareStore opens the run's PostgreSQL store when the store is
 // "postgres" — failing, before any sequence, with a message naming
 // IDEMCHECK_POSTGRES_URL when the database does not answer — in a schema
-// of the run's own, behind an outsideStore, and returns c holding it and a
+// of the run's own, behind an outside.Store, and returns c holding it and a
 // cleanup that drops the schema. Each sequence empties it first
 // (openStore): sequences of one run never overlap, and the schema's DDL
 // and the connections are paid once per run. Call it outside any bubble.
@@ -86,7 +90,7 @@ func (c Config) prepareStore(ctx context.Context) (Config, func(), error) {
 	if err != nil {
 		return c, nil, fmt.Errorf("conformance: IDEMCHECK_CLIENT_STORE=postgres: %w", err)
 	}
-	out, stop := newOutside(s, pgstore.MaxConns)
+	out, stop := outside.New(s, pgstore.MaxConns)
 	c.pgStore = out
 	return c, func() {
 		stop()
@@ -103,7 +107,7 @@ func openStore(cfg Config) (client.AttemptStore, error) {
 	if cfg.pgStore == nil {
 		return nil, fmt.Errorf("conformance: the postgres store is not open (Run opens it)")
 	}
-	if err := cfg.pgStore.reset(); err != nil {
+	if err := cfg.pgStore.Reset(); err != nil {
 		return nil, fmt.Errorf("conformance: empty the client's store: %w", err)
 	}
 	return cfg.pgStore, nil
@@ -124,4 +128,43 @@ func instanceName(i, n int) string {
 func (w *world) attempts() []models.PaymentAttempt {
 	v, _ := w.view()
 	return v.Attempts
+}
+
+// providerStoreDefaults checks ProviderStore and sets the Redis run's defaults.
+func (c *Config) providerStoreDefaults() error {
+	switch c.ProviderStore {
+	case "":
+		c.ProviderStore = StoreMemory
+	case StoreMemory:
+	case StoreRedis:
+		if c.Provider != ProviderEmbedded {
+			return fmt.Errorf("conformance: IDEMCHECK_PROVIDER_STORE=redis puts the embedded provider on Redis; IDEMCHECK_PROVIDER=%s is another provider", c.Provider)
+		}
+		if c.RedisURL == "" {
+			c.RedisURL = redisstore.DefaultURL
+		}
+		if c.Retention == 0 {
+			c.Retention = backend.DefaultRedisRetention
+		}
+	default:
+		return fmt.Errorf("conformance: IDEMCHECK_PROVIDER_STORE=%q is not supported (%q or %q)", c.ProviderStore, StoreMemory, StoreRedis)
+	}
+	return nil
+}
+
+// onRedis reports whether the embedded provider keeps its store in Redis.
+func (c Config) onRedis() bool { return c.ProviderStore == StoreRedis }
+
+// checkStoreMutant refuses a mutant planted in a store the run does not
+// use: a Redis store mutant needs the provider on Redis, and an in-memory
+// provider mutant would silently be the reference there.
+func (c Config) checkStoreMutant(m *mutants.Mutant) error {
+	switch {
+	case m == nil:
+	case m.RedisStore != nil && !c.onRedis():
+		return fmt.Errorf("mutant %s plants its bug in the provider's Redis store; run it with IDEMCHECK_PROVIDER_STORE=redis", m.Name)
+	case m.Provider != nil && c.onRedis():
+		return fmt.Errorf("mutant %s plants its bug in the in-memory provider; IDEMCHECK_PROVIDER_STORE=redis does not use it", m.Name)
+	}
+	return nil
 }

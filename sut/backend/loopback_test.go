@@ -1,4 +1,4 @@
-package conformance
+package backend
 
 import (
 	"testing"
@@ -22,7 +22,7 @@ func TestServiceDurationBudget(t *testing.T) {
 		"spent":               {left: -time.Millisecond, search: true, shrink: true},
 	} {
 		t.Run(name, func(t *testing.T) {
-			l := loopback{budget: budget, deadline: time.Now().Add(tc.left)}
+			l := Loopback{budget: budget, deadline: time.Now().Add(tc.left)}
 			out, which := l.SearchExhausted()
 			assert.Equal(t, tc.search, out, which)
 			out, why := l.Exhausted()
@@ -32,8 +32,8 @@ func TestServiceDurationBudget(t *testing.T) {
 			}
 		})
 	}
-	out, _ := loopback{}.Exhausted()
+	out, _ := Loopback{}.Exhausted()
 	assert.False(t, out, "no deadline, no budget")
-	out, _ = loopback{}.SearchExhausted()
+	out, _ = Loopback{}.SearchExhausted()
 	assert.False(t, out, "no deadline, no budget")
 }

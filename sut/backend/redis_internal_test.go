@@ -1,4 +1,4 @@
-package conformance
+package backend
 
 import (
 	"net/http"
@@ -24,7 +24,7 @@ import (
 // the next checkout).
 func TestRedisProviderCrashKillsOnlyItsOwnProcess(t *testing.T) {
 	hist := models.NewHistory()
-	b, err := newRedisBackend(Config{RedisURL: redisstore.URL(), Retention: DefaultRedisRetention}, nil, hist, time.Now, func(d time.Duration) time.Duration { return d })
+	b, err := NewRedis(redisstore.URL(), DefaultRedisRetention, 0, nil, hist, time.Now)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, b.Close()) })
 	shared := b.cur

@@ -1,4 +1,4 @@
-package conformance
+package backend
 
 import (
 	"net/http"
@@ -32,7 +32,7 @@ func TestPreflightRidesOutATransientAnswer(t *testing.T) {
 		}))
 		p, err := remote.New(remote.Config{BaseURL: s.URL, Limits: remote.Limits{MaxDuration: time.Minute}})
 		require.NoError(t, err)
-		require.NoError(t, preflight(p), "status %d", status)
+		require.NoError(t, Preflight(p), "status %d", status)
 		require.EqualValues(t, 2, gets.Load())
 		s.Close()
 	}
@@ -44,6 +44,6 @@ func TestPreflightRidesOutATransientAnswer(t *testing.T) {
 	defer s.Close()
 	p, err := remote.New(remote.Config{BaseURL: s.URL, Limits: remote.Limits{MaxDuration: time.Minute}})
 	require.NoError(t, err)
-	require.ErrorContains(t, preflight(p), "IDEMCHECK_DIALECT")
+	require.ErrorContains(t, Preflight(p), "IDEMCHECK_DIALECT")
 	require.EqualValues(t, 1, gets.Load(), "a 404 is not asked again")
 }

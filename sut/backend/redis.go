@@ -1,4 +1,4 @@
-package conformance
+package backend
 
 import (
 	"context"
@@ -20,10 +20,6 @@ import (
 	"github.com/idemcheck/idemcheck/sut/provider/redisstore"
 )
 
-// StoreRedis is Config.ProviderStore's Redis store (StoreMemory is the
-// in-memory default of both stores).
-const StoreRedis = "redis"
-
 // Defaults of a run with the provider on Redis. Redis's TTLs run on its
 // own clock, so such a run is in real time and publishes a short
 // retention window: DefaultRedisRetention (20 s, longer than any sequence
@@ -38,45 +34,6 @@ const (
 	DefaultRedisLease     = 2 * time.Second
 )
 
-// providerStoreDefaults checks ProviderStore and sets the Redis run's defaults.
-func (c *Config) providerStoreDefaults() error {
-	switch c.ProviderStore {
-	case "":
-		c.ProviderStore = StoreMemory
-	case StoreMemory:
-	case StoreRedis:
-		if c.Provider != ProviderEmbedded {
-			return fmt.Errorf("conformance: IDEMCHECK_PROVIDER_STORE=redis puts the embedded provider on Redis; IDEMCHECK_PROVIDER=%s is another provider", c.Provider)
-		}
-		if c.RedisURL == "" {
-			c.RedisURL = redisstore.DefaultURL
-		}
-		if c.Retention == 0 {
-			c.Retention = DefaultRedisRetention
-		}
-	default:
-		return fmt.Errorf("conformance: IDEMCHECK_PROVIDER_STORE=%q is not supported (%q or %q)", c.ProviderStore, StoreMemory, StoreRedis)
-	}
-	return nil
-}
-
-// onRedis reports whether the embedded provider keeps its store in Redis.
-func (c Config) onRedis() bool { return c.ProviderStore == StoreRedis }
-
-// checkStoreMutant refuses a mutant planted in a store the run does not
-// use: a Redis store mutant needs the provider on Redis, and an in-memory
-// provider mutant would silently be the reference there.
-func (c Config) checkStoreMutant(m *mutants.Mutant) error {
-	switch {
-	case m == nil:
-	case m.RedisStore != nil && !c.onRedis():
-		return fmt.Errorf("mutant %s plants its bug in the provider's Redis store; run it with IDEMCHECK_PROVIDER_STORE=redis", m.Name)
-	case m.Provider != nil && c.onRedis():
-		return fmt.Errorf("mutant %s plants its bug in the in-memory provider; IDEMCHECK_PROVIDER_STORE=redis does not use it", m.Name)
-	}
-	return nil
-}
-
 // redisClients holds one client per Redis URL for the process, opened on
 // first use.
 var redisClients struct {
@@ -84,9 +41,9 @@ var redisClients struct {
 	by map[string]*redis.Client
 }
 
-// redisClient is the shared client for url; an unreachable Redis is an
-// error naming IDEMCHECK_REDIS_URL.
-func redisClient(url string) (*redis.Client, error) {
+// RedisClient is the process's shared client for url; an unreachable
+// Redis is an error naming IDEMCHECK_REDIS_URL.
+func RedisClient(url string) (*redis.Client, error) {
 	redisClients.mu.Lock()
 	defer redisClients.mu.Unlock()
 	if c, ok := redisClients.by[url]; ok {
@@ -109,7 +66,7 @@ var (
 	redisSeq   atomic.Int64
 )
 
-// redisBackend is the reference provider (or a Redis store mutant) on the
+// Redis is the reference provider (or a Redis store mutant) on the
 // Redis store, in this process behind the InProcess wire: its decisions
 // are ordered in the history as in memory, so every invariant is judged
 // the same way, but Redis's TTLs are real, so time is too (the offset
@@ -122,10 +79,10 @@ var (
 // other request goes on, so that the kill takes no other request with it
 // (the checker abandons the crashed request's key alone: a request killed
 // beside it would hold its own key to the end of the lease unseen).
-type redisBackend struct {
-	cfg   Config
-	store *redisstore.Store
-	wire  *faults.InProcess
+type Redis struct {
+	retention time.Duration
+	store     *redisstore.Store
+	wire      *faults.InProcess
 
 	mu        sync.Mutex // guards busy, cur, deadUntil
 	busy      int        // requests inside the provider
@@ -135,19 +92,22 @@ type redisBackend struct {
 }
 
 // crashSlack is waited beyond a killed request's lease before time jumps
-// (settle), so that Redis has surely expired the lock by then
+// (Settle), so that Redis has surely expired the lock by then
 // (World.Killable).
 const crashSlack = 50 * time.Millisecond
 
-func newRedisBackend(cfg Config, m *mutants.Mutant, hist *models.History, now func() time.Time, scale func(time.Duration) time.Duration) (*redisBackend, error) {
-	c, err := redisClient(cfg.RedisURL)
+// NewRedis is the reference provider with Redis store mutant m's bugs (nil:
+// none) on the Redis at url, keeping keys for retention and processing
+// each request for processing (real time), recording into hist.
+func NewRedis(url string, retention, processing time.Duration, m *mutants.Mutant, hist *models.History, now func() time.Time) (*Redis, error) {
+	c, err := RedisClient(url)
 	if err != nil {
 		return nil, err
 	}
 	scfg := redisstore.Config{
 		Client:      c,
 		Prefix:      fmt.Sprintf("idemcheck:%s:%d:", redisRunID, redisSeq.Add(1)),
-		Retention:   cfg.Retention,
+		Retention:   retention,
 		Lease:       DefaultRedisLease,
 		Unreachable: faults.StoreDown,
 	}
@@ -158,19 +118,19 @@ func newRedisBackend(cfg Config, m *mutants.Mutant, hist *models.History, now fu
 	if err != nil {
 		return nil, err
 	}
-	b := &redisBackend{cfg: cfg, store: store}
+	b := &Redis{retention: retention, store: store}
 	b.idle = sync.NewCond(&b.mu)
-	b.wire = &faults.InProcess{History: hist, Processing: scale(cfg.Processing), Now: now}
+	b.wire = &faults.InProcess{History: hist, Processing: processing, Now: now}
 	b.cur = b.start()
 	b.wire.Handler = http.HandlerFunc(b.serve)
 	return b, nil
 }
 
 // start starts a provider process over the store.
-func (b *redisBackend) start() *instance {
+func (b *Redis) start() *instance {
 	in := &instance{}
 	in.prov = provider.New(provider.Config{
-		Retention: b.cfg.Retention, Now: b.wire.Now, Store: fenced{b.store, in},
+		Retention: b.retention, Now: b.wire.Now, Store: fenced{b.store, in},
 		BeforeCommit: func(r *http.Request) {
 			b.wire.BeforeCommit(r)
 			if faults.ProviderCrash(r.Context()) {
@@ -183,7 +143,7 @@ func (b *redisBackend) start() *instance {
 
 // kill kills in, the process of one crashing request, while it holds a
 // key.
-func (b *redisBackend) kill(in *instance) {
+func (b *Redis) kill(in *instance) {
 	in.dead.Store(true)
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -193,7 +153,7 @@ func (b *redisBackend) kill(in *instance) {
 }
 
 // serve counts the request while the provider process serving it works.
-func (b *redisBackend) serve(w http.ResponseWriter, r *http.Request) {
+func (b *Redis) serve(w http.ResponseWriter, r *http.Request) {
 	b.mu.Lock()
 	b.busy++
 	in := b.cur
@@ -213,7 +173,7 @@ func (b *redisBackend) serve(w http.ResponseWriter, r *http.Request) {
 
 // quiesce returns once the provider works on no request: before time
 // jumps, what it was charging has landed (as for a remote provider).
-func (b *redisBackend) quiesce() {
+func (b *Redis) quiesce() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for b.busy > 0 {
@@ -221,10 +181,10 @@ func (b *redisBackend) quiesce() {
 	}
 }
 
-// settle is quiesce, then the wait until every lock a killed process held
+// Settle is quiesce, then the wait until every lock a killed process held
 // has expired in Redis: before time jumps, as it would in the time that
 // passes.
-func (b *redisBackend) settle() {
+func (b *Redis) Settle() {
 	b.quiesce()
 	b.mu.Lock()
 	until := b.deadUntil
@@ -236,13 +196,13 @@ func (b *redisBackend) settle() {
 	}
 }
 
-func (b *redisBackend) Wire() http.RoundTripper { return b.wire }
-func (b *redisBackend) BaseURL() string         { return "http://provider.idemcheck.invalid" }
+func (b *Redis) Wire() http.RoundTripper { return b.wire }
+func (b *Redis) BaseURL() string         { return "http://provider.idemcheck.invalid" }
 
 // Charges reads merchant A's ledger from Redis: every charge but merchant
 // B's, in creation order (the client's account is whatever its requests
 // carry).
-func (b *redisBackend) Charges() ([]models.Charge, error) {
+func (b *Redis) Charges() ([]models.Charge, error) {
 	return ledgerRead(func(ctx context.Context) ([]models.Charge, error) {
 		all, err := b.store.Charges(ctx)
 		if err != nil {
@@ -257,13 +217,13 @@ func (b *redisBackend) Charges() ([]models.Charge, error) {
 
 // OtherCharges is merchant B's ledger in Redis (the accounts capability:
 // the store keeps its ledger per account).
-func (b *redisBackend) OtherCharges() ([]models.Charge, error) {
+func (b *Redis) OtherCharges() ([]models.Charge, error) {
 	return ledgerRead(func(ctx context.Context) ([]models.Charge, error) { return b.store.AccountCharges(ctx, accountB()) })
 }
 
 // Refunds reads every refund from Redis (refundBackend: the refund action
 // and the refund invariants run on the Redis store too).
-func (b *redisBackend) Refunds() ([]models.Refund, error) {
+func (b *Redis) Refunds() ([]models.Refund, error) {
 	return ledgerRead(b.store.Refunds)
 }
 
@@ -281,7 +241,7 @@ func ledgerRead[E any](read func(context.Context) ([]E, error)) ([]E, error) {
 
 // Close waits for the provider's work to end and deletes the sequence's
 // keys.
-func (b *redisBackend) Close() error {
+func (b *Redis) Close() error {
 	b.quiesce()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -1,4 +1,4 @@
-package conformance
+package backend
 
 import (
 	"context"
@@ -23,16 +23,16 @@ const remoteTimeout = 30 * time.Second
 // preflightTries bounds the preflight lookups when the answers are transient.
 const preflightTries = 3
 
-// remoteBackend is a provider the harness did not start (a sandbox URL, or
+// Remote is a provider the harness did not start (a sandbox URL, or
 // cmd/refprovider), reached through its dialect and budget meter, in real
 // time. Its truth is what find-by-reference answers for the references
 // the client used: the harness counts only its own charges.
-type remoteBackend struct {
+type Remote struct {
 	p    *remote.Provider
 	hist *models.History
 	now  func() time.Time
 
-	wire *detached
+	wire *Detached
 
 	mu   sync.Mutex                 // guards seen, held
 	seen map[string]int             // reference → forwarded POSTs at its last query
@@ -40,32 +40,38 @@ type remoteBackend struct {
 	refs []string                   // references in order of first use
 }
 
-func newRemoteBackend(p *remote.Provider, hist *models.History, now func() time.Time) *remoteBackend {
-	r := &remoteBackend{p: p, hist: hist, now: now, seen: map[string]int{}, held: map[string][]models.Charge{}}
-	r.wire = newDetached(&faults.RemoteWire{Next: p.Transport(), History: hist, Now: now, MaxBody: p.Config().Limits.MaxBody}, p.Wait)
+// NewRemote is the provider p reached through its dialect and meter,
+// recording into hist on now's clock.
+func NewRemote(p *remote.Provider, hist *models.History, now func() time.Time) *Remote {
+	r := &Remote{p: p, hist: hist, now: now, seen: map[string]int{}, held: map[string][]models.Charge{}}
+	r.wire = NewDetached(&faults.RemoteWire{Next: p.Transport(), History: hist, Now: now, MaxBody: p.Config().Limits.MaxBody}, p.Wait)
 	return r
 }
 
+// Provider is the remote provider r reaches (its meter, limits and
+// profile).
+func (r *Remote) Provider() *remote.Provider { return r.p }
+
 // Wire sends through the dialect and meter and records the provider's
 // answer even when the fault layer then loses it, and even when the
-// client gave up before it came (see detached).
-func (r *remoteBackend) Wire() http.RoundTripper { return r.wire }
+// client gave up before it came (see Detached).
+func (r *Remote) Wire() http.RoundTripper { return r.wire }
 
 // Quiesce waits until the provider has answered every request that left
 // for it, the ones whose client gave up included.
-func (r *remoteBackend) Quiesce() { r.wire.quiesce() }
+func (r *Remote) Quiesce() { r.wire.Quiesce() }
 
-// detached carries requests to a provider in another process. A request
+// Detached carries requests to a provider in another process. A request
 // whose client gives up (its attempt timeout, a crash) is not cut: it
 // stays on the wire until the provider answers (at most remoteTimeout),
 // as a provider goes on processing a request whose client hung up, and
-// quiesce waits for those answers. The run's clock needs that before it
-// lets time jump (remoteClock): the offset clock makes AbandonAfter pass at
+// Quiesce waits for those answers. The run's clock needs that before it
+// lets time jump (Clock): the offset clock makes AbandonAfter pass at
 // once, and a reconciliation that asked while the provider was still
 // charging would abandon the attempt; the charge that lands after it is
 // then blamed on the provider (books-balance, or
 // at-most-one-charge-per-order once the order is paid again).
-type detached struct {
+type Detached struct {
 	next http.RoundTripper
 	// hold waits, with the client's context, until the provider's
 	// Retry-After has passed (remote.Provider.Wait): a request held back
@@ -76,15 +82,17 @@ type detached struct {
 	idle *sync.Cond // signalled when out drops to 0
 }
 
-func newDetached(next http.RoundTripper, hold func(context.Context) error) *detached {
-	d := &detached{next: next, hold: hold}
+// NewDetached is a Detached wire in front of next; hold waits out the
+// provider's Retry-After before a request leaves.
+func NewDetached(next http.RoundTripper, hold func(context.Context) error) *Detached {
+	d := &Detached{next: next, hold: hold}
 	d.idle = sync.NewCond(&d.mu)
 	return d
 }
 
 // RoundTrip forwards req free of its context's cancellation and returns
 // the answer, or the context's error as soon as the client gives up.
-func (d *detached) RoundTrip(req *http.Request) (*http.Response, error) {
+func (d *Detached) RoundTrip(req *http.Request) (*http.Response, error) {
 	type result struct {
 		resp *http.Response
 		err  error
@@ -118,8 +126,8 @@ func (d *detached) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 }
 
-// quiesce returns once no request is waiting for the provider's answer.
-func (d *detached) quiesce() {
+// Quiesce returns once no request is waiting for the provider's answer.
+func (d *Detached) Quiesce() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for d.out > 0 {
@@ -127,22 +135,22 @@ func (d *detached) quiesce() {
 	}
 }
 
-// remoteClock is the clock of a run against a remote provider: the offset
-// clock, except that before time jumps, the provider has answered every
-// request that reached it (Quiesce), as it would have in the time that
-// passes.
-type remoteClock struct {
+// Clock is the clock of a run against a provider in real time outside
+// the bubble (a URL, Redis, a loopback provider): the offset clock, except
+// that before time jumps, the provider has answered every request that
+// reached it (Quiesce), as it would have in the time that passes.
+type Clock struct {
 	*faults.OffsetClock
-	quiesce func()
+	Quiesce func()
 }
 
 // Advance waits for the provider, then lets d pass at once.
-func (c remoteClock) Advance(d time.Duration) {
-	c.quiesce()
+func (c Clock) Advance(d time.Duration) {
+	c.Quiesce()
 	c.OffsetClock.Advance(d)
 }
 
-func (r *remoteBackend) BaseURL() string { return r.p.BaseURL() }
+func (r *Remote) BaseURL() string { return r.p.BaseURL() }
 
 // Charges asks the provider again about every reference that went over
 // the wire (a POST with it, or the client's own find-by-reference) since
@@ -151,7 +159,7 @@ func (r *remoteBackend) BaseURL() string { return r.p.BaseURL() }
 // exchange, so what it claims is always judged on a fresh answer; a charge
 // that appears with no exchange (a slow request finishing late) shows at
 // the next one, and Refresh, before the final verdict, reads everything.
-func (r *remoteBackend) Charges() ([]models.Charge, error) {
+func (r *Remote) Charges() ([]models.Charge, error) {
 	wire := map[string]int{} // reference → exchanges that carried it
 	var order []string
 	for _, e := range r.hist.Snapshot().Exchanges {
@@ -192,7 +200,7 @@ func (r *remoteBackend) Charges() ([]models.Charge, error) {
 }
 
 // Refresh makes the next Charges ask about every reference again.
-func (r *remoteBackend) Refresh() {
+func (r *Remote) Refresh() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for ref := range r.seen {
@@ -205,7 +213,7 @@ func (r *remoteBackend) Refresh() {
 // provider's Retry-After (the meter waits it out) or 1 s, then 2 s; one
 // still transient is an error matching remote.ErrUnavailable, which stops
 // the run INCONCLUSIVE rather than failing it.
-func (r *remoteBackend) find(ref string) ([]models.Charge, error) {
+func (r *Remote) find(ref string) ([]models.Charge, error) {
 	for try := 1; ; try++ {
 		cs, err := find(r.p, ref)
 		var le *remote.LookupError
@@ -242,7 +250,7 @@ func pause(d time.Duration) {
 // Retry-After the provider asked for, when that ends inside the duration
 // budget (nothing is sent to the provider before it expires); one that
 // outlasts the budget is the reason.
-func (r *remoteBackend) Exhausted() (bool, string) {
+func (r *Remote) Exhausted() (bool, string) {
 	if err := r.p.Wait(context.Background()); err != nil {
 		return true, strings.TrimPrefix(err.Error(), "remote: ")
 	}
@@ -255,7 +263,7 @@ func (r *remoteBackend) Exhausted() (bool, string) {
 // SearchExhausted reports whether the budget has no room for one more
 // step of the search while keeping ShrinkShare of each budget (requests,
 // charges, duration) for shrinking, and which budget is short.
-func (r *remoteBackend) SearchExhausted() (bool, string) {
+func (r *Remote) SearchExhausted() (bool, string) {
 	lim := r.p.Config().Limits
 	keep := func(n int) int { return int(float64(n) * ShrinkShare) }
 	if ok, which := r.p.Meter().Afford(2+keep(lim.MaxRequests), 1+keep(lim.MaxCharges)); !ok {
@@ -267,7 +275,7 @@ func (r *remoteBackend) SearchExhausted() (bool, string) {
 	return false, ""
 }
 
-// preflight asks p about a merchant reference nobody used, before any
+// Preflight asks p about a merchant reference nobody used, before any
 // create: an answer that is not a charge list means a wrong URL or dialect,
 // which the property would otherwise report as a failure to judge the
 // first sequence. A budget too small for it is left to the run to report.
@@ -278,7 +286,7 @@ func (r *remoteBackend) SearchExhausted() (bool, string) {
 // sandbox that is momentarily rate limited is still the provider. The
 // error names the real cause (connection refused, timeout, oversize, a
 // redirect, a transient status) before the dialect hint.
-func preflight(p *remote.Provider) error {
+func Preflight(p *remote.Provider) error {
 	var err error
 	for try := 1; ; try++ {
 		_, err = find(p, "idemcheck-"+p.RunID()+"-preflight")

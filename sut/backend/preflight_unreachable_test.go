@@ -1,4 +1,4 @@
-package conformance
+package backend
 
 import (
 	"net"
@@ -21,7 +21,7 @@ func TestPreflightNamesAnUnreachableProvider(t *testing.T) {
 	require.NoError(t, l.Close())
 	p, err := remote.New(remote.Config{BaseURL: url, Limits: remote.Limits{MaxDuration: time.Minute}})
 	require.NoError(t, err)
-	err = preflight(p)
+	err = Preflight(p)
 	require.ErrorContains(t, err, "idemcheck: provider unreachable at "+url+": ")
 	assert.ErrorContains(t, err, "connection refused")
 	assert.NotContains(t, err.Error(), "dialect")

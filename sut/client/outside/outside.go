@@ -1,4 +1,7 @@
-package conformance
+// Package outside serves a client's attempt store (client.AttemptStore)
+// from goroutines started outside every synctest bubble (Store), so that
+// one PostgreSQL pool serves a whole conformance run.
+package outside
 
 import (
 	"context"
@@ -10,7 +13,7 @@ import (
 	"github.com/idemcheck/idemcheck/sut/client"
 )
 
-// outsideStore forwards an AttemptStore's calls to goroutines started
+// Store forwards an AttemptStore's calls to goroutines started
 // outside every synctest bubble, so that one PostgreSQL pool serves a whole
 // run: pgx works inside a bubble too (sut/client/storetest runs there), but
 // a pool made in a sequence's bubble must die with it, and each new pool
@@ -23,9 +26,9 @@ import (
 // id and key are drawn in the caller's bubble, on its virtual clock, before
 // the call (drawn for every call, used when an attempt is created).
 //
-// An outsideStore is safe for concurrent use; newOutside's stop must run
+// A Store is safe for concurrent use; New's stop must run
 // after every call returned.
-type outsideStore struct {
+type Store struct {
 	inner client.AttemptStore
 	idle  chan *worker // created outside any bubble
 }
@@ -43,9 +46,9 @@ func (w *worker) loop() {
 	}
 }
 
-// newOutside starts n workers for inner; call it outside any bubble.
-func newOutside(inner client.AttemptStore, n int) (o *outsideStore, stop func()) {
-	o = &outsideStore{inner: inner, idle: make(chan *worker, n)}
+// New starts n workers for inner; call it outside any bubble.
+func New(inner client.AttemptStore, n int) (o *Store, stop func()) {
+	o = &Store{inner: inner, idle: make(chan *worker, n)}
 	for range n {
 		w := &worker{in: make(chan func()), out: make(chan struct{})}
 		go w.loop()
@@ -59,7 +62,7 @@ func newOutside(inner client.AttemptStore, n int) (o *outsideStore, stop func())
 }
 
 // do runs f on an idle worker and waits for it.
-func (o *outsideStore) do(f func()) {
+func (o *Store) do(f func()) {
 	w := <-o.idle
 	w.in <- f
 	<-w.out
@@ -67,58 +70,58 @@ func (o *outsideStore) do(f func()) {
 }
 
 // call runs f on a worker with a context of the worker's own.
-func call[T any](o *outsideStore, f func(ctx context.Context) (T, error)) (T, error) {
+func call[T any](o *Store, f func(ctx context.Context) (T, error)) (T, error) {
 	var v T
 	var err error
 	o.do(func() { v, err = f(context.Background()) })
 	return v, err
 }
 
-func (o *outsideStore) Open(_ context.Context, instance string) (client.Epoch, error) {
+func (o *Store) Open(_ context.Context, instance string) (client.Epoch, error) {
 	return call(o, func(ctx context.Context) (client.Epoch, error) { return o.inner.Open(ctx, instance) })
 }
 
-func (o *outsideStore) Fence(_ context.Context, e client.Epoch) error {
+func (o *Store) Fence(_ context.Context, e client.Epoch) error {
 	_, err := call(o, func(ctx context.Context) (struct{}, error) { return struct{}{}, o.inner.Fence(ctx, e) })
 	return err
 }
 
-func (o *outsideStore) OpenOrder(_ context.Context, e client.Epoch, total int64, currency string) (models.Order, error) {
+func (o *Store) OpenOrder(_ context.Context, e client.Epoch, total int64, currency string) (models.Order, error) {
 	return call(o, func(ctx context.Context) (models.Order, error) { return o.inner.OpenOrder(ctx, e, total, currency) })
 }
 
-func (o *outsideStore) LoadOrder(_ context.Context, id int64) (models.Order, error) {
+func (o *Store) LoadOrder(_ context.Context, id int64) (models.Order, error) {
 	return call(o, func(ctx context.Context) (models.Order, error) { return o.inner.LoadOrder(ctx, id) })
 }
 
-func (o *outsideStore) GetOrStart(_ context.Context, e client.Epoch, sp client.StartSpec) (client.Started, error) {
+func (o *Store) GetOrStart(_ context.Context, e client.Epoch, sp client.StartSpec) (client.Started, error) {
 	id, key := sp.NewID(), sp.NewKey() // on the caller's clock
 	sp.NewID, sp.NewKey = func() uuid.UUID { return id }, func() string { return key }
 	return call(o, func(ctx context.Context) (client.Started, error) { return o.inner.GetOrStart(ctx, e, sp) })
 }
 
-func (o *outsideStore) Succeed(_ context.Context, e client.Epoch, id uuid.UUID, chargeID string) (models.Order, error) {
+func (o *Store) Succeed(_ context.Context, e client.Epoch, id uuid.UUID, chargeID string) (models.Order, error) {
 	return call(o, func(ctx context.Context) (models.Order, error) { return o.inner.Succeed(ctx, e, id, chargeID) })
 }
 
-func (o *outsideStore) EndAttempt(_ context.Context, e client.Epoch, id uuid.UUID, status models.AttemptStatus) (models.Order, error) {
+func (o *Store) EndAttempt(_ context.Context, e client.Epoch, id uuid.UUID, status models.AttemptStatus) (models.Order, error) {
 	return call(o, func(ctx context.Context) (models.Order, error) { return o.inner.EndAttempt(ctx, e, id, status) })
 }
 
-func (o *outsideStore) Abandon(_ context.Context, e client.Epoch, a client.AbandonSpec) (bool, error) {
+func (o *Store) Abandon(_ context.Context, e client.Epoch, a client.AbandonSpec) (bool, error) {
 	return call(o, func(ctx context.Context) (bool, error) { return o.inner.Abandon(ctx, e, a) })
 }
 
-func (o *outsideStore) MarkChecked(_ context.Context, e client.Epoch, id uuid.UUID, now time.Time) error {
+func (o *Store) MarkChecked(_ context.Context, e client.Epoch, id uuid.UUID, now time.Time) error {
 	_, err := call(o, func(ctx context.Context) (struct{}, error) { return struct{}{}, o.inner.MarkChecked(ctx, e, id, now) })
 	return err
 }
 
-func (o *outsideStore) OpenAttempts(_ context.Context, cutoff time.Time) ([]models.PaymentAttempt, error) {
+func (o *Store) OpenAttempts(_ context.Context, cutoff time.Time) ([]models.PaymentAttempt, error) {
 	return call(o, func(ctx context.Context) ([]models.PaymentAttempt, error) { return o.inner.OpenAttempts(ctx, cutoff) })
 }
 
-func (o *outsideStore) SetKey(_ context.Context, e client.Epoch, id uuid.UUID, key string) error {
+func (o *Store) SetKey(_ context.Context, e client.Epoch, id uuid.UUID, key string) error {
 	_, err := call(o, func(ctx context.Context) (struct{}, error) { return struct{}{}, o.inner.SetKey(ctx, e, id, key) })
 	return err
 }
@@ -128,7 +131,7 @@ type snapshot struct {
 	attempts []models.PaymentAttempt
 }
 
-func (o *outsideStore) Snapshot(context.Context) ([]models.Order, []models.PaymentAttempt, error) {
+func (o *Store) Snapshot(context.Context) ([]models.Order, []models.PaymentAttempt, error) {
 	s, err := call(o, func(ctx context.Context) (snapshot, error) {
 		orders, atts, err := o.inner.Snapshot(ctx)
 		return snapshot{orders, atts}, err
@@ -136,8 +139,8 @@ func (o *outsideStore) Snapshot(context.Context) ([]models.Order, []models.Payme
 	return s.orders, s.attempts, err
 }
 
-// reset empties the store when inner can (pgstore.Store.Reset).
-func (o *outsideStore) reset() error {
+// Reset empties the store when inner can (pgstore.Store.Reset).
+func (o *Store) Reset() error {
 	r, ok := o.inner.(interface{ Reset(context.Context) error })
 	if !ok {
 		return nil
