@@ -109,11 +109,11 @@ bench:
 	@echo "bench: the provider (count $(BENCH_COUNT))"
 	$(GO) test -run '^$$' -bench '^BenchmarkProvider(Direct|Loopback)$$' -count $(BENCH_COUNT) ./sut/provider >>$(BENCH_OUT)/bench.txt
 	@echo "bench: the property, its steps, the checker (count $(BENCH_COUNT))"
-	$(GO) test -run '^$$' -bench '^Benchmark(Property|PropertySteps|CheckerStep)$$' -count $(BENCH_COUNT) -timeout 30m ./conformance >>$(BENCH_OUT)/bench.txt
+	$(GO) test -run '^$$' -bench '^Benchmark(Property|PropertySteps|CheckerStep)$$' -count $(BENCH_COUNT) -timeout 30m ./conformance/internal/run >>$(BENCH_OUT)/bench.txt
 	@echo "bench: every in-memory mutant, $(BENCH_MUTANT_SEEDS) seeds"
-	$(GO) test -run '^$$' -bench '^BenchmarkMutantDetect$$' -benchtime $(BENCH_MUTANT_SEEDS)x -timeout 30m ./conformance >>$(BENCH_OUT)/bench.txt
+	$(GO) test -run '^$$' -bench '^BenchmarkMutantDetect$$' -benchtime $(BENCH_MUTANT_SEEDS)x -timeout 30m ./conformance/internal/run >>$(BENCH_OUT)/bench.txt
 	@echo "bench: peak memory of $(BENCH_SEQUENCES) sequences"
-	IDEMCHECK_BENCH_SEQUENCES=$(BENCH_SEQUENCES) $(GO) test -run '^$$' -bench '^BenchmarkPeakMemory$$' -benchtime 1x -timeout 60m ./conformance >>$(BENCH_OUT)/bench.txt
+	IDEMCHECK_BENCH_SEQUENCES=$(BENCH_SEQUENCES) $(GO) test -run '^$$' -bench '^BenchmarkPeakMemory$$' -benchtime 1x -timeout 60m ./conformance/internal/run >>$(BENCH_OUT)/bench.txt
 	$(GO) run $(BENCHSTAT) $(BENCH_OUT)/bench.txt >$(BENCH_OUT)/benchstat.txt 2>&1
 	@echo
 	@$(GO) run ./internal/benchtable $(BENCH_OUT)/bench.txt
@@ -123,6 +123,6 @@ bench:
 # The CPU profile of BenchmarkProperty (docs/BENCHMARKS.md): what dominates.
 bench-profile:
 	mkdir -p $(BENCH_OUT)
-	$(GO) test -run '^$$' -bench '^BenchmarkProperty$$' -benchtime 10s -count 1 -cpuprofile $(BENCH_OUT)/property.cpu -o $(BENCH_OUT)/conformance.test ./conformance
-	$(GO) tool pprof -top -nodecount 30 $(BENCH_OUT)/conformance.test $(BENCH_OUT)/property.cpu
-	$(GO) tool pprof -top -cum -nodecount 40 $(BENCH_OUT)/conformance.test $(BENCH_OUT)/property.cpu
+	$(GO) test -run '^$$' -bench '^BenchmarkProperty$$' -benchtime 10s -count 1 -cpuprofile $(BENCH_OUT)/property.cpu -o $(BENCH_OUT)/run.test ./conformance/internal/run
+	$(GO) tool pprof -top -nodecount 30 $(BENCH_OUT)/run.test $(BENCH_OUT)/property.cpu
+	$(GO) tool pprof -top -cum -nodecount 40 $(BENCH_OUT)/run.test $(BENCH_OUT)/property.cpu

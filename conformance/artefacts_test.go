@@ -20,7 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/idemcheck/idemcheck/conformance"
+	"github.com/idemcheck/idemcheck/conformance/check"
 	"github.com/idemcheck/idemcheck/models"
 	"github.com/idemcheck/idemcheck/reports"
 )
@@ -106,7 +106,7 @@ func TestFailingMutantRunArtefacts(t *testing.T) {
 			}
 		}
 		var all []string
-		for _, inv := range append(conformance.Safety(), conformance.Liveness()...) {
+		for _, inv := range append(check.Safety(), check.Liveness()...) {
 			all = append(all, inv.Name)
 		}
 		assert.Equal(t, all, names, "one testcase per invariant")

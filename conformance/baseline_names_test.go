@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/idemcheck/idemcheck/certify"
-	"github.com/idemcheck/idemcheck/conformance"
+	"github.com/idemcheck/idemcheck/conformance/check"
 )
 
 // TestRequirementIDsAreNoInvariantNames: a baseline entry names a
@@ -17,7 +17,7 @@ import (
 // violation of the invariant KNOWN, other bugs included.
 func TestRequirementIDsAreNoInvariantNames(t *testing.T) {
 	invariants := map[string]bool{}
-	for _, inv := range append(conformance.Safety(), conformance.Liveness()...) {
+	for _, inv := range append(check.Safety(), check.Liveness()...) {
 		invariants[inv.Name] = true
 	}
 	for _, r := range certify.Requirements() {

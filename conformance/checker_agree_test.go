@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/idemcheck/idemcheck/conformance/check"
+	"github.com/idemcheck/idemcheck/conformance/internal/machine"
 	"github.com/idemcheck/idemcheck/sut/mutants"
 )
 
@@ -32,8 +34,8 @@ func init() {
 	}
 	var mu sync.Mutex
 	out := bufio.NewWriter(f)
-	stepHook = func(w World, invs []Invariant, got *ViolationError) {
-		want := evaluate(w, invs)
+	machine.StepHook = func(w check.World, invs []check.Invariant, got *ViolationError) {
+		want := check.Evaluate(w, invs)
 		mu.Lock()
 		defer mu.Unlock()
 		switch {

@@ -1,14 +1,10 @@
 package conformance
 
 import (
-	"fmt"
-	"os"
-	"runtime"
-	"strconv"
 	"time"
 
-	"github.com/idemcheck/idemcheck/sut/client/outside"
-	"github.com/idemcheck/idemcheck/sut/provider/redisstore"
+	"github.com/idemcheck/idemcheck/conformance/internal/machine"
+	"github.com/idemcheck/idemcheck/conformance/internal/run"
 	"github.com/idemcheck/idemcheck/sut/remote"
 )
 
@@ -52,7 +48,8 @@ type Config struct {
 	// Processing is the embedded provider's base processing time per
 	// request; default 50ms.
 	Processing time.Duration
-	// Retention is the embedded provider's key retention window; default 24h.
+	// Retention is the embedded provider's key retention window; default
+	// 24h (20 s on Redis).
 	Retention time.Duration
 	// TimeScale turns the client's timeouts and the drawn fault durations
 	// into real time against WireMock or a remote provider; default 1/15
@@ -65,7 +62,8 @@ type Config struct {
 	TimeScale float64
 	// ProviderStore is where the embedded provider keeps its keys and
 	// charges: "memory" (default, virtual time) or "redis" (seed article
-	// 004's Redis store at RedisURL, in real time; see backend_redis.go).
+	// 004's Redis store at RedisURL, in real time, with a retention window
+	// of 20 s unless Retention says otherwise; sut/backend's Redis).
 	// IDEMCHECK_PROVIDER_STORE.
 	ProviderStore string
 	// RedisURL is the Redis of ProviderStore "redis"; default
@@ -91,8 +89,6 @@ type Config struct {
 	// IDEMCHECK_CLIENT_INSTANCES.
 	Instances int
 
-	pgStore *outside.Store // the run's PostgreSQL store (prepareStore)
-	under   *underTest     // the client under test of CheckClient; nil: the reference client
 	// Baseline lists the acknowledged deviations: one it lists is reported
 	// KNOWN, not FAIL (see Baseline for the file's format); none by
 	// default. IDEMCHECK_BASELINE names the file.
@@ -103,14 +99,13 @@ type Config struct {
 	MaxDeviations int
 	// Parallel is how many independent rapid properties the run checks at
 	// once, as the subtests p0 … p<N-1> of the run's test, each with its
-	// share of -rapid.checks and its own seed (parallel.go); 0 or 1: one,
-	// as before. Only the embedded provider with both stores in memory runs
+	// share of -rapid.checks and its own seed; 0 or 1: one. Only the embedded provider with both stores in memory runs
 	// more than one (parallelism). FromEnv reads IDEMCHECK_PARALLEL,
 	// default runtime.NumCPU() — and 1 for a mutant run, unless
 	// IDEMCHECK_PARALLEL is set.
 	Parallel int
 	// parallelAuto: Parallel is FromEnv's default, not asked for; a mutant
-	// run then keeps one property (parallelism).
+	// run then keeps one property.
 	parallelAuto bool
 	// Shard is the part of a run split across machines this run is
 	// (seed range, and against a URL a share of the budgets; see Shard);
@@ -118,141 +113,65 @@ type Config struct {
 	Shard Shard
 }
 
-// The providers under test.
+// The providers under test besides a URL (Config.Provider).
 const (
-	ProviderEmbedded = "embedded"
-	ProviderWireMock = "wiremock"
+	ProviderEmbedded = machine.ProviderEmbedded
+	ProviderWireMock = machine.ProviderWireMock
+)
+
+// The stores (Config.ClientStore, Config.ProviderStore).
+const (
+	StoreMemory   = machine.StoreMemory
+	StorePostgres = machine.StorePostgres
+	StoreRedis    = machine.StoreRedis
 )
 
 // Defaults of Config.
 const (
-	DefaultReportDir   = "idemcheck-reports"
-	DefaultMaxOrders   = 3
-	DefaultMaxSchedule = 6
-	// DefaultMaxDeviations is MaxDeviations' default.
-	DefaultMaxDeviations = 10
-	DefaultProcessing    = 50 * time.Millisecond
-	DefaultRetention     = 24 * time.Hour
-	DefaultTimeScale     = 1.0 / 15
-	// DefaultRemoteTimeScale is TimeScale's default against a URL.
-	DefaultRemoteTimeScale = 1.0 / 3
+	DefaultReportDir       = run.DefaultReportDir
+	DefaultMaxOrders       = machine.DefaultMaxOrders
+	DefaultMaxSchedule     = machine.DefaultMaxSchedule
+	DefaultMaxDeviations   = run.DefaultMaxDeviations
+	DefaultProcessing      = machine.DefaultProcessing
+	DefaultRetention       = machine.DefaultRetention
+	DefaultTimeScale       = machine.DefaultTimeScale
+	DefaultRemoteTimeScale = machine.DefaultRemoteTimeScale
 )
 
 // FromEnv reads IDEMCHECK_PROVIDER, IDEMCHECK_MUTANT, IDEMCHECK_REPORT_DIR,
-// IDEMCHECK_MAX_ORDERS, IDEMCHECK_MAX_SCHEDULE, IDEMCHECK_REPRODUCE,
-// IDEMCHECK_CLIENT_STORE, IDEMCHECK_POSTGRES_URL, IDEMCHECK_CLIENT_INSTANCES,
-// IDEMCHECK_PROVIDER_STORE, IDEMCHECK_REDIS_URL, IDEMCHECK_BASELINE,
-// IDEMCHECK_MAX_DEVIATIONS, IDEMCHECK_PARALLEL and IDEMCHECK_SHARD. An
-// unusable value is an error naming the variable.
+// IDEMCHECK_MAX_ORDERS, IDEMCHECK_MAX_SCHEDULE, IDEMCHECK_TIME_SCALE,
+// IDEMCHECK_REPRODUCE, IDEMCHECK_CLIENT_STORE, IDEMCHECK_POSTGRES_URL,
+// IDEMCHECK_CLIENT_INSTANCES, IDEMCHECK_PROVIDER_STORE,
+// IDEMCHECK_REDIS_URL, IDEMCHECK_BASELINE, IDEMCHECK_MAX_DEVIATIONS,
+// IDEMCHECK_PARALLEL (default: one property per CPU, one for a mutant)
+// and IDEMCHECK_SHARD ("i/n"), with every default applied. An unusable
+// value is an error naming the variable.
 func FromEnv() (Config, error) {
-	c := Config{
-		Provider:      os.Getenv("IDEMCHECK_PROVIDER"),
-		Mutant:        os.Getenv("IDEMCHECK_MUTANT"),
-		ReportDir:     os.Getenv("IDEMCHECK_REPORT_DIR"),
-		ProviderStore: os.Getenv("IDEMCHECK_PROVIDER_STORE"),
-		RedisURL:      os.Getenv(redisstore.EnvURL),
-	}
-	for name, dst := range map[string]*int{"IDEMCHECK_MAX_ORDERS": &c.MaxOrders, "IDEMCHECK_MAX_SCHEDULE": &c.MaxSchedule, "IDEMCHECK_MAX_DEVIATIONS": &c.MaxDeviations} {
-		if v := os.Getenv(name); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 {
-				return c, fmt.Errorf("conformance: %s=%q is not a positive integer", name, v)
-			}
-			*dst = n
-		}
-	}
-	if err := c.storesFromEnv(); err != nil {
-		return c, err
-	}
-	c.Parallel, c.parallelAuto = runtime.NumCPU(), true
-	if v := os.Getenv(ParallelEnv); v != "" {
-		c.parallelAuto = false
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return c, fmt.Errorf("conformance: %s=%q is not a positive number of properties", ParallelEnv, v)
-		}
-		c.Parallel = n
-	}
-	var err error
-	if c.Shard, err = shardFromEnv(); err != nil {
-		return c, err
-	}
-	if v := os.Getenv("IDEMCHECK_TIME_SCALE"); v != "" {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f <= 0 || f > 1 {
-			return c, fmt.Errorf("conformance: IDEMCHECK_TIME_SCALE=%q is not a number in (0, 1]", v)
-		}
-		c.TimeScale = f
-	}
-	if v := os.Getenv("IDEMCHECK_REPRODUCE"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return c, fmt.Errorf("conformance: IDEMCHECK_REPRODUCE=%q is not a count of replays (0 or more)", v)
-		}
-		c.Reproduce = n
-	}
-	if v := os.Getenv("IDEMCHECK_BASELINE"); v != "" {
-		b, err := LoadBaseline(v)
-		if err != nil {
-			return c, err
-		}
-		c.Baseline = b
-	}
-	return c.withDefaults()
+	rc, err := run.FromEnv()
+	return fromRun(rc), err
 }
 
-func (c Config) withDefaults() (Config, error) {
-	if c.Provider == "" {
-		c.Provider = ProviderEmbedded
+// settings is c as the run reads it.
+func (c Config) settings() run.Config {
+	rc := run.Config{
+		Config: machine.Config{Provider: c.Provider, Remote: c.Remote, MaxOrders: c.MaxOrders, MaxSchedule: c.MaxSchedule,
+			Processing: c.Processing, Retention: c.Retention, TimeScale: c.TimeScale, ProviderStore: c.ProviderStore,
+			RedisURL: c.RedisURL, ClientStore: c.ClientStore, PostgresURL: c.PostgresURL, Instances: c.Instances},
+		OnSequence: c.OnSequence, Mutant: c.Mutant, ReportDir: c.ReportDir, Reproduce: c.Reproduce,
+		Baseline: run.Baseline(c.Baseline), MaxDeviations: c.MaxDeviations, Parallel: c.Parallel,
+		ParallelAuto: c.parallelAuto, Shard: run.Shard(c.Shard),
 	}
-	if c.Provider != ProviderEmbedded && c.Provider != ProviderWireMock && !remote.IsURL(c.Provider) {
-		return c, fmt.Errorf("conformance: IDEMCHECK_PROVIDER=%q is not supported (%q, %q or an http(s) base URL)", c.Provider, ProviderEmbedded, ProviderWireMock)
+	if f := c.OnStart; f != nil {
+		rc.OnStart = func(s *run.Stats) { f(&Stats{s}) }
 	}
-	if err := c.providerStoreDefaults(); err != nil {
-		return c, err
-	}
-	if c.TimeScale == 0 {
-		c.TimeScale = DefaultTimeScale
-		if c.isRemote() {
-			c.TimeScale = DefaultRemoteTimeScale
-		}
-	}
-	if c.ReportDir == "" {
-		c.ReportDir = DefaultReportDir
-	}
-	if c.MaxOrders == 0 {
-		c.MaxOrders = DefaultMaxOrders
-	}
-	if c.MaxSchedule == 0 {
-		c.MaxSchedule = DefaultMaxSchedule
-	}
-	if c.MaxDeviations == 0 {
-		c.MaxDeviations = DefaultMaxDeviations
-	}
-	if c.Processing == 0 {
-		c.Processing = DefaultProcessing
-	}
-	if c.Retention == 0 {
-		c.Retention = DefaultRetention
-	}
-	return c, c.clientStoreDefaults()
+	return rc
 }
 
-// isRemote reports whether the provider under test is a URL.
-func (c Config) isRemote() bool { return remote.IsURL(c.Provider) }
-
-// remoteProvider returns c.Remote, or builds it from the environment for
-// the URL in c.Provider (remote.New refuses a live-looking key or a
-// production profile here, before any request).
-func (c Config) remoteProvider() (*remote.Provider, error) {
-	if c.Remote != nil {
-		return c.Remote, nil
-	}
-	rc, err := remote.FromEnv()
-	if err != nil {
-		return nil, err
-	}
-	rc.BaseURL = c.Provider
-	rc.Limits = c.Shard.limits(rc.Limits) // this shard's share of the budgets
-	return remote.New(rc)
+// fromRun is the Config whose settings are rc (FromEnv's: no callbacks).
+func fromRun(rc run.Config) Config {
+	return Config{Provider: rc.Provider, Remote: rc.Remote, MaxOrders: rc.MaxOrders, MaxSchedule: rc.MaxSchedule,
+		Processing: rc.Processing, Retention: rc.Retention, TimeScale: rc.TimeScale, ProviderStore: rc.ProviderStore,
+		RedisURL: rc.RedisURL, ClientStore: rc.ClientStore, PostgresURL: rc.PostgresURL, Instances: rc.Instances,
+		Mutant: rc.Mutant, ReportDir: rc.ReportDir, Reproduce: rc.Reproduce, Baseline: Baseline(rc.Baseline),
+		MaxDeviations: rc.MaxDeviations, Parallel: rc.Parallel, parallelAuto: rc.ParallelAuto, Shard: Shard(rc.Shard)}
 }

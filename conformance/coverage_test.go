@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/idemcheck/idemcheck/conformance"
+	"github.com/idemcheck/idemcheck/conformance/check"
 	"github.com/idemcheck/idemcheck/sut/mutants"
 )
 
@@ -15,7 +15,7 @@ import (
 // every mutant names a real invariant.
 func TestEveryInvariantHasAMutant(t *testing.T) {
 	known := map[string]bool{}
-	for _, inv := range append(conformance.Safety(), conformance.Liveness()...) {
+	for _, inv := range append(check.Safety(), check.Liveness()...) {
 		known[inv.Name] = true
 	}
 	killedBy := map[string][]string{}

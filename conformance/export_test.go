@@ -1,22 +1,18 @@
 package conformance
 
-import "github.com/idemcheck/idemcheck/sut/backend"
+import (
+	"github.com/idemcheck/idemcheck/conformance/internal/run"
+	"github.com/idemcheck/idemcheck/sut/backend"
+)
 
 // Test-only exports: plumbing this package's external tests reach, kept
 // out of the public API (idemcheck.go is the entry).
 var (
 	StopWireMock      = backend.StopWireMock
-	FromRoot          = fromRoot
-	ChildReplay       = childReplay
-	ProviderTag       = providerTag
-	CheckReproducible = checkReproducible
+	ChildReplay       = run.ChildReplay
+	ProviderTag       = run.ProviderTag
+	CheckReproducible = run.CheckReproducible
 )
 
-// DefaultReplays is defaultReplays, for the tests.
-const DefaultReplays = defaultReplays
-
-// Replay is replayFunc, for the tests.
-type Replay = replayFunc
-
-// Evaluate is evaluate, for the tests.
-var Evaluate = evaluate
+// DefaultReplays is run.DefaultReplays, for the tests.
+const DefaultReplays = run.DefaultReplays

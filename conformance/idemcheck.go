@@ -1,7 +1,7 @@
 // Package conformance is idemcheck's library API: property-based
 // conformance checks of idempotent payment calls (IETF
 // draft-ietf-httpapi-idempotency-key-header; seed articles 000 and 004).
-// The entry points, read first (the rest of the package is how they work):
+// The entry points (docs/architecture.md maps the packages beneath them):
 //
 //   - CertifyProvider certifies a payment provider's sandbox at a URL: the
 //     fixed requirement list (package certify), then the rapid property
@@ -23,11 +23,15 @@
 package conformance
 
 import (
+	"errors"
 	"io"
+	"os"
 	"testing"
 	"time"
 
+	"github.com/idemcheck/idemcheck/conformance/internal/run"
 	"github.com/idemcheck/idemcheck/reports"
+	"github.com/idemcheck/idemcheck/sut/remote"
 )
 
 // Provider is a provider to certify. Every field is optional but URL; a
@@ -133,5 +137,83 @@ func (p Provider) Validate() error {
 // KNOWN ones do not fail t.
 func CertifyProvider(t *testing.T, p Provider) Result {
 	t.Helper()
-	return certifyProvider(t, p)
+	rc, err := p.remoteConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, paths := run.Certify(t, run.Certification{Remote: rc, Checks: p.Checks, Seed: p.Seed, ReportDir: p.ReportDir,
+		Baseline: p.Baseline, TimeScale: p.TimeScale, Progress: p.Progress, Stop: p.Stop})
+	return Result{Certification: cert, Paths: paths}
+}
+
+// remoteConfig is remote.FromEnv with p's fields over it.
+func (p Provider) remoteConfig() (remote.Config, error) {
+	rc, err := remote.FromEnv()
+	if err != nil {
+		return rc, err
+	}
+	if p.URL != "" {
+		rc.BaseURL = p.URL
+	}
+	if rc.BaseURL == "" {
+		return rc, errors.New("conformance: no provider URL (Provider.URL, or IDEMCHECK_PROVIDER an http(s) URL)")
+	}
+	if p.Dialect != "" {
+		rc.Dialect = p.Dialect
+	}
+	if p.Profile != "" {
+		prof, err := remote.LoadProfile(p.Profile)
+		if err != nil {
+			return rc, err
+		}
+		rc.ProfilePath, rc.Profile = p.Profile, prof
+	}
+	if p.APIKeyEnv != "" {
+		rc.APIKey = remote.APIKey(os.Getenv(p.APIKeyEnv))
+	}
+	if p.APIKey != "" {
+		rc.APIKey = remote.APIKey(p.APIKey)
+	}
+	if p.SecondAPIKey != "" {
+		rc.SecondAPIKey = remote.APIKey(p.SecondAPIKey)
+	}
+	if p.Budgets.Requests > 0 {
+		rc.Limits.MaxRequests = p.Budgets.Requests
+	}
+	if p.Budgets.Charges > 0 {
+		rc.Limits.MaxCharges = p.Budgets.Charges
+	}
+	if p.Budgets.Duration > 0 {
+		rc.Limits.MaxDuration = p.Budgets.Duration
+	}
+	shard, err := run.ShardFromEnv()
+	if err != nil {
+		return rc, err
+	}
+	rc.Limits = shard.Limits(rc.Limits) // IDEMCHECK_SHARD: this shard's share
+	return rc, nil
+}
+
+// Run checks the conformance property under t with rapid (rapid's flags
+// apply: -rapid.checks, -rapid.seed, -rapid.failfile): the reference
+// client, or the client under test of CheckClient, against cfg.Provider.
+// When it fails, the shrunk counterexample is written as a Markdown and a
+// JSON report under cfg.ReportDir, and the failure names the report and
+// the replay command. When a remote run's budget ran out first, t is
+// skipped with an INCONCLUSIVE reason. It returns the run's statistics
+// (nil when the run could not start).
+//
+// Against WireMock or a URL the property runs as the subtest "wiremock" or
+// "url-<hash>" of t (the first 8 hex digits of the SHA-256 of the URL
+// without its credentials), and with the provider on Redis as "redis", so
+// that rapid's fail files, which every later run of a test replays first,
+// stay apart from each provider's. Against a URL it keeps searching after
+// a violation: every distinct deviation is reported, each with its own
+// counterexample; a deviation cfg.Baseline lists is KNOWN and does not
+// fail t. With cfg.Parallel above 1 the embedded provider's property runs
+// as the subtests p0, p1, … of that test, at once, with one summary for
+// all; cfg.Shard picks its seeds.
+func Run(t *testing.T, cfg Config) *Stats {
+	t.Helper()
+	return statsOf(run.Run(t, cfg.settings()))
 }

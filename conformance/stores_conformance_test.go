@@ -2,11 +2,14 @@ package conformance_test
 
 import (
 	"net"
+	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemcheck/idemcheck/conformance"
+	"github.com/idemcheck/idemcheck/conformance/internal/machine"
 )
 
 // TestConformanceOnStores is the main job on the real stores, in the test
@@ -23,7 +26,7 @@ func TestConformanceOnStores(t *testing.T) {
 				t.Fatal(err)
 			}
 			cfg.Provider, cfg.Mutant = conformance.ProviderEmbedded, ""
-			cfg.ClientStore, cfg.Instances = store, conformance.MaxInstances
+			cfg.ClientStore, cfg.Instances = store, machine.MaxInstances
 			conformance.Run(t, cfg)
 		})
 	}
@@ -44,4 +47,26 @@ func TestConformanceNamesTheVariableWhenPostgresDoesNotAnswer(t *testing.T) {
 	require.Contains(t, out, "does not answer")
 	require.NotContains(t, out, "SKIP")
 	require.NotContains(t, out, "[rapid]", "no sequence ran")
+}
+
+func TestStoreVariablesAreChecked(t *testing.T) {
+	for env, want := range map[string]string{
+		"IDEMCHECK_CLIENT_STORE=redis":    `IDEMCHECK_CLIENT_STORE="redis" is not supported`,
+		"IDEMCHECK_CLIENT_INSTANCES=4":    `IDEMCHECK_CLIENT_INSTANCES="4" is not a count of client instances (1 to 3)`,
+		"IDEMCHECK_CLIENT_INSTANCES=zero": `IDEMCHECK_CLIENT_INSTANCES="zero"`,
+	} {
+		name, value, _ := strings.Cut(env, "=")
+		t.Run(env, func(t *testing.T) {
+			t.Setenv(name, value)
+			_, err := conformance.FromEnv()
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), want)
+		})
+	}
+	t.Setenv("IDEMCHECK_CLIENT_STORE", "")
+	t.Setenv("IDEMCHECK_CLIENT_INSTANCES", "")
+	cfg, err := conformance.FromEnv()
+	require.NoError(t, err)
+	assert.Equal(t, conformance.StoreMemory, cfg.ClientStore)
+	assert.Equal(t, 1, cfg.Instances)
 }

@@ -1,0 +1,141 @@
+package conformance
+
+import (
+	"testing"
+	"time"
+
+	"github.com/idemcheck/idemcheck/checkout"
+	"github.com/idemcheck/idemcheck/conformance/internal/machine"
+	"github.com/idemcheck/idemcheck/conformance/internal/run"
+	"github.com/idemcheck/idemcheck/sut/service"
+)
+
+// Timings are how long a client under test may take, which the harness
+// outwaits before it judges liveness: the final phase lets TotalTimeout +
+// AbandonAfter + Interval pass, reconciles, lets Interval pass and
+// reconciles again. Zero fields take the reference client's defaults
+// (10 s, 30 min, 1 min; seed article 000).
+type Timings struct {
+	// TotalTimeout bounds one checkout call, retries included.
+	TotalTimeout time.Duration
+	// AbandonAfter is how long reconciliation leaves an attempt open
+	// without a charge before it gives the attempt up.
+	AbandonAfter time.Duration
+	// Interval is the reconciliation job's period.
+	Interval time.Duration
+}
+
+// ServiceOptions bound a CheckService run's calls to the service.
+type ServiceOptions struct {
+	// CallTimeout bounds each request to the service, answer included;
+	// default service.DefaultCallTimeout (5 s). A service that does not
+	// answer a checkout within it fails the run on client-api.
+	CallTimeout time.Duration
+	// MaxDuration bounds the run's wall-clock time, from CheckService's
+	// start; default DefaultServiceDuration (10 min, as a remote run's
+	// IDEMCHECK_MAX_DURATION). The search stops once all but 30 % of it is
+	// spent — the run is then INCONCLUSIVE, as a remote run on its budget
+	// — and a shrink stops at its end, its smallest counterexample marked
+	// "not minimal: budget": a hung service costs a CallTimeout per shrink
+	// attempt, and rapid's shrink time is only checked between its passes
+	// (a pass over one drawn number can make ~100 attempts).
+	MaxDuration time.Duration
+}
+
+// DefaultServiceDuration is ServiceOptions.MaxDuration's default.
+const DefaultServiceDuration = 10 * time.Minute
+
+// Option changes how CheckClient and CheckService run.
+type Option func(*options)
+
+// options are CheckClient's and CheckService's.
+type options struct {
+	timings Timings
+	service ServiceOptions
+	cfg     Config
+	haveCfg bool
+}
+
+// WithConfig runs CheckClient on cfg instead of FromEnv's configuration
+// (the provider, report folder, bounds; Mutant may name a provider mutant
+// only, and Instances must be 1).
+func WithConfig(cfg Config) Option {
+	return func(o *options) { o.cfg, o.haveCfg = cfg, true }
+}
+
+// WithTimings tells the harness the client's own timings (see Timings).
+func WithTimings(t Timings) Option {
+	return func(o *options) { o.timings = t }
+}
+
+// WithService sets CheckService's bounds.
+func WithService(s ServiceOptions) Option {
+	return func(o *options) { o.service = s }
+}
+
+// CheckClient checks the conformance property against the client newClient
+// builds (once per drawn sequence, with no orders), as Run does for the
+// reference client: the same actions, faults, invariants, reports, replay
+// line and curl script. By default the provider is the embedded one on
+// virtual time (a testing/synctest bubble), so the client must send
+// through checkout.Env.HTTPClient and read time from Env.Now — a client
+// with its own http.Client sends past the fault layer and the harness sees
+// nothing. IDEMCHECK_PROVIDER=wiremock or a URL runs it in real time as for
+// the reference client.
+//
+// Actions need capabilities: crashes need checkout.Restarter, and
+// books-balance and reconciliation-converges need checkout.Viewer — for a
+// client without a view they are "not judged" (Stats.Results says
+// INCONCLUSIVE, never PASS). It returns the run's statistics.
+func CheckClient(t *testing.T, newClient checkout.New, opts ...Option) *Stats {
+	t.Helper()
+	if newClient == nil {
+		t.Fatal("conformance: CheckClient needs a constructor (checkout.New)")
+	}
+	return checkUnderTest(t, &machine.UnderTest{New: newClient}, opts)
+}
+
+// CheckService checks the conformance property against a checkout service
+// in another process, in any language, speaking docs/client-api.md: for
+// each drawn sequence, launch starts a fresh service whose provider is the
+// embedded reference provider behind the fault proxy on 127.0.0.1, in real
+// time (the service's own timeouts should be scaled like Config.TimeScale:
+// 1/15 by default, attempt 200 ms, total 667 ms); the harness places
+// orders, checks out, reconciles and (if offered) restarts and reads the
+// state over HTTP, and judges what crossed the wire to the provider plus
+// the service's answers. Every call is bounded (ServiceOptions); a hung,
+// crashed or garbage-answering service fails on client-api with a report.
+func CheckService(t *testing.T, launch service.Launcher, opts ...Option) *Stats {
+	t.Helper()
+	return checkUnderTest(t, &machine.UnderTest{Launch: launch}, opts)
+}
+
+// checkUnderTest runs the property against u with opts.
+func checkUnderTest(t *testing.T, u *machine.UnderTest, opts []Option) *Stats {
+	t.Helper()
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	cfg := o.cfg
+	if !o.haveCfg {
+		var err error
+		if cfg, err = FromEnv(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if cfg.Instances > 1 {
+		t.Fatalf("conformance: CheckClient runs one client instance (Instances=%d is the reference client's)", cfg.Instances)
+	}
+	u.TotalTimeout, u.AbandonAfter, u.Interval = o.timings.TotalTimeout, o.timings.AbandonAfter, o.timings.Interval
+	if u.Launch != nil {
+		u.CallTimeout, u.MaxDuration = o.service.CallTimeout, o.service.MaxDuration
+		if u.MaxDuration <= 0 {
+			u.MaxDuration = DefaultServiceDuration
+		}
+		u.Deadline = time.Now().Add(u.MaxDuration)
+	}
+	rc := cfg.settings()
+	rc.Instances, rc.Under = 1, u
+	return statsOf(run.Run(t, rc))
+}

@@ -1,0 +1,111 @@
+package machine
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/idemcheck/idemcheck/checkout"
+	"github.com/idemcheck/idemcheck/conformance/check"
+	"github.com/idemcheck/idemcheck/models"
+	"github.com/idemcheck/idemcheck/reports"
+)
+
+// payAbandonedAgain checks the last clause of reconciliation-converges: an
+// abandoned order can be paid again, with a new key.
+func (m *Machine) payAbandonedAgain() {
+	w := m.w
+	for _, o := range w.orders {
+		before := w.attempts()
+		if m.failed != nil || m.known != nil || m.broken != nil || w.order(o.ID).Status != models.OrderPlaced || !hasAbandoned(before, o.ID) {
+			continue
+		}
+		m.step("pay-again", fmt.Sprintf("order %d with visa", o.ID))
+		sent := len(w.hist.Snapshot().Exchanges)
+		res := w.checkout(w.cli, "shopper", o, "visa")
+		m.evaluate(m.safety()) // a broken protocol names the cause first
+		if m.failed != nil || m.known != nil || m.broken != nil {
+			return
+		}
+		snap, err := w.Snapshot()
+		if err != nil {
+			m.halt(err)
+			return
+		}
+		why := m.unsettled(sent)
+		if why == "" && res.Outcome != checkout.Paid {
+			why = m.refusedOutright(sent)
+		}
+		switch {
+		case res.Outcome != checkout.Paid && why != "":
+			m.stopped = why // the provider answered transiently, or refused outright: no verdict
+			m.run.Stop.Note(why)
+			return
+		case res.Outcome != checkout.Paid:
+			m.fail(snap, asViolation(check.ReconciliationConverges, check.Violation(check.ReconciliationConverges,
+				"order %d was abandoned but paying it again answered %s", o.ID, res.Outcome)))
+		case reusedKey(before, snap.Attempts, o.ID):
+			m.fail(snap, asViolation(check.ReconciliationConverges, check.Violation(check.ReconciliationConverges,
+				"order %d was paid again under an earlier intent's key", o.ID)))
+		}
+	}
+}
+
+func asViolation(name string, f check.Finding) *check.ViolationError {
+	return &check.ViolationError{Invariant: name, Message: f.Message, Category: f.Category}
+}
+
+func hasAbandoned(as []models.PaymentAttempt, order int64) bool {
+	for _, a := range as {
+		if a.OrderID == order && a.Status == models.AttemptAbandoned {
+			return true
+		}
+	}
+	return false
+}
+
+// reusedKey reports whether order's Succeeded attempt in after carries a key
+// that one of its attempts in before already had.
+func reusedKey(before, after []models.PaymentAttempt, order int64) bool {
+	old := map[string]bool{}
+	for _, a := range before {
+		if a.OrderID == order {
+			old[a.IdempotencyKey] = true
+		}
+	}
+	for _, a := range after {
+		if a.OrderID == order && a.Status == models.AttemptSucceeded && old[a.IdempotencyKey] {
+			return true
+		}
+	}
+	return false
+}
+
+// refusedOutright says why the creates sent since exchange from are no
+// verdict on convergence against a URL, or "": each one the provider
+// answered was refused outright, with a 4xx that is neither a decline
+// (402) nor about the key (409, 422) — a wrong path, a body it will not
+// read (404, 400, 401, 403 …) — as it refuses every create of a
+// provider not in the dialect; the requirements call such answers
+// INCONCLUSIVE too.
+func (m *Machine) refusedOutright(from int) string {
+	if !m.w.real || !m.w.cfg.IsRemote() {
+		return ""
+	}
+	exs := m.w.hist.Snapshot().Exchanges
+	seen := map[string]int{}
+	for _, e := range exs[min(from, len(exs)):] {
+		if !e.IsPost() || !e.ProviderDone {
+			continue
+		}
+		switch s := e.ProviderStatus; {
+		case s >= 400 && s < 500 && s != http.StatusPaymentRequired && s != http.StatusConflict && s != http.StatusUnprocessableEntity && s != http.StatusTooManyRequests:
+			seen[fmt.Sprint(s)]++
+		default:
+			return "" // an answer about the payment or the key: the verdict stands
+		}
+	}
+	if len(seen) == 0 {
+		return ""
+	}
+	return "the provider refused every create of paying an abandoned order again (" + reports.Tally(seen) + "), as it refuses a request not in its dialect: reconciliation-converges not judged"
+}

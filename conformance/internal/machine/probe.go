@@ -1,0 +1,146 @@
+package machine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/idemcheck/idemcheck/conformance/check"
+	"github.com/idemcheck/idemcheck/models"
+	"pgregory.net/rapid"
+)
+
+// probeKinds are the requests a probe sends under a settled intent's key.
+// The request shapes and the second account come last (probe_shapes.go).
+var probeKinds = []string{"same body", "another amount", "same body, bare key", "another card", "another currency",
+	shapeTrailingSlash, shapeQuery, shapeReordered, shapeWhitespace, kindOtherAccount}
+
+// probeWindow is how close to the end of the published retention window a
+// probe may still reuse a key: later, the provider may rightly have
+// forgotten it, and the probe would charge anew. A window shorter than ten
+// hours (the provider on Redis publishes 20 s) keeps a tenth of itself.
+const probeWindow = time.Hour
+
+// probe sends, outside the client, one POST that reuses the key of a
+// Succeeded intent, or of a Declined one where providerDraws (another
+// card under a declined key must not charge: the stored 402 or 422): the
+// very same request — the
+// provider must replay the first response (seed article 004: "aynı key ile
+// 3 kere art arda istek at") —, the same key with another amount, which it
+// must refuse with 422 (draft §2.6), or the same request with the key as a
+// bare token instead of a Structured Field String, which PROVIDER_API.md
+// asks providers to take as the same key. Open intents are left alone: a
+// probe must not settle what the client is still deciding.
+func (m *Machine) probe(t *rapid.T) {
+	// Against a remote provider whose replay-consistent and
+	// mismatch-rejected are judged from its answers (invariants_remote.go),
+	// the probes are what gives them something to judge: the reference
+	// client never reuses a key with another body, nor sends it bare.
+	if m.w.real && !m.w.specJudged && !m.w.loopback && !m.remoteJudged() {
+		t.Skip("probes judge the provider: WireMock answers what the harness programmed, and a remote provider whose keys may expire mid-run is judged by the certification requirements")
+	}
+	var settled []models.PaymentAttempt
+	now := m.w.clock.Now()
+	for _, a := range m.w.attempts() {
+		fresh := now.Sub(a.LastSentAt) < m.w.cfg.Retention-min(probeWindow, m.w.cfg.Retention/10)
+		if fresh && (a.Status == models.AttemptSucceeded || (a.Status == models.AttemptDeclined && m.providerDraws())) {
+			settled = append(settled, a)
+		}
+	}
+	if len(settled) == 0 {
+		t.Skip("no paid intent to probe")
+	}
+	a := settled[rapid.IntRange(0, len(settled)-1).Draw(t, "intent_index")] // an index: rapid logs draws, and an attempt holds a card hash
+	kind := rapid.SampledFrom(m.w.probeKindsFor()).Draw(t, "probe")
+	card := m.w.cardOf(a)
+	m.stepWith("probe-stored-key", fmt.Sprintf("order %d %s, %s", a.OrderID, card, kind), m.drawFaults(t))
+	body := models.ChargeRequest{
+		Amount: a.Amount, Currency: a.Currency, Source: cards[card],
+		Description: fmt.Sprintf("Bookstore order %d", a.OrderID), MerchantReference: a.Reference(),
+	}
+	header := models.FormatKey(a.IdempotencyKey)
+	switch kind {
+	case "another amount":
+		body.Amount++
+	case "same body, bare key":
+		header = a.IdempotencyKey
+	case "another card":
+		body.Source = cards[otherCard(card)]
+	case "another currency":
+		body.Currency = otherCurrency(body.Currency)
+	}
+	if check.IsShape(kind) {
+		// The control: the very request first, so that a key the provider
+		// no longer holds is told apart from one it holds but misreads in
+		// another shape (check/shapes.go).
+		m.w.send("probe", a.OrderID, card, header, body, "same body")
+	}
+	m.w.send("probe", a.OrderID, card, header, body, kind)
+}
+
+func otherCard(card string) string {
+	if card == "visa" {
+		return "mastercard"
+	}
+	return "visa"
+}
+
+func otherCurrency(c string) string {
+	if c == "EUR" {
+		return "USD"
+	}
+	return "EUR"
+}
+
+// cardOf finds the card label whose token hashes to a's card hash.
+func (w *World) cardOf(a models.PaymentAttempt) string {
+	for _, label := range cardLabels {
+		if models.CardHash(cards[label]) == a.CardTokenHash {
+			return label
+		}
+	}
+	return "visa"
+}
+
+// send posts body once with the Idempotency-Key header value keyHeader
+// through the fault layer, without retries, and records it as a probe. A
+// probe of a request shape or another account (probe_shapes.go) is sent in
+// that shape, and its kind is the operation's Detail.
+func (w *World) send(actor string, order int64, card, keyHeader string, body models.ChargeRequest, kind string) {
+	sh, detail := shapeOf(kind, body), ""
+	if check.IsShape(kind) || kind == kindOtherAccount {
+		detail = kind
+	}
+	id := w.hist.BeginOp(models.Operation{Actor: actor, Kind: models.OpProbe, OrderID: order, Card: card,
+		Amount: body.Amount, Currency: body.Currency, Detail: detail, InvokedAt: w.clock.Now()})
+	raw := sh.raw
+	if raw == nil {
+		raw, _ = json.Marshal(body) // a ChargeRequest always marshals
+	}
+	ctx := models.WithOp(context.Background(), id)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, w.ccfg.BaseURL+"/v1/charges"+sh.suffix, bytes.NewReader(raw))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(models.IdempotencyKeyHeader, keyHeader)
+	switch {
+	case sh.auth != "":
+		req.Header.Set("Authorization", sh.auth)
+	case w.ccfg.APIKey != "":
+		req.Header.Set("Authorization", "Bearer "+w.ccfg.APIKey) // merchant A, as the client sends it
+	}
+	ctx, cancel := context.WithTimeout(ctx, w.ccfg.AttemptTimeout)
+	defer cancel()
+	resp, err := w.faults.RoundTrip(req.WithContext(ctx))
+	result, status := "", 0
+	if err != nil {
+		result = "transport error"
+	} else {
+		_ = resp.Body.Close()
+		result, status = resp.Status, resp.StatusCode
+	}
+	w.hist.EndOp(id, func(op *models.Operation) {
+		op.Returned, op.ReturnedAt, op.Result, op.HTTPStatus = true, w.clock.Now(), result, status
+	})
+}

@@ -1,0 +1,114 @@
+package run
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/idemcheck/idemcheck/conformance/check"
+	"github.com/idemcheck/idemcheck/reports"
+)
+
+// Baseline is conformance.Baseline (the file's format is there): the
+// acknowledged deviations and requirement ids of a run.
+type Baseline []string
+
+// ParseBaseline is conformance.ParseBaseline: a baseline file's content; a UTF-8
+// byte order mark at its start is dropped, and CRLF line ends are read as
+// LF.
+func ParseBaseline(b []byte) Baseline {
+	var out Baseline
+	for line := range strings.SplitSeq(strings.TrimPrefix(string(b), "\ufeff"), "\n") {
+		line = strings.TrimSpace(line)
+		if line != "" && !strings.HasPrefix(line, "#") {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// maxBaselineBytes is the largest baseline file LoadBaseline reads: 1 MiB.
+const maxBaselineBytes = 1 << 20
+
+// LoadBaseline is conformance.LoadBaseline: the baseline file at path; an unreadable file, one
+// that is not a regular file (a folder, a FIFO, a device such as
+// /dev/zero or /dev/null) or one over 1 MiB is an error naming
+// IDEMCHECK_BASELINE, and nothing of it is read.
+func LoadBaseline(path string) (Baseline, error) {
+	b, err := readBaseline(path)
+	if err != nil {
+		return nil, fmt.Errorf("conformance: IDEMCHECK_BASELINE=%q: %w", path, err)
+	}
+	return ParseBaseline(b), nil
+}
+
+// readBaseline is the content of the regular file at path, at most
+// maxBaselineBytes. The mode is checked before opening: opening a FIFO
+// blocks until something writes to it.
+func readBaseline(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return nil, err
+	case !fi.Mode().IsRegular():
+		return nil, fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
+	case fi.Size() > maxBaselineBytes:
+		return nil, fmt.Errorf("%d bytes, over the %d a baseline may hold", fi.Size(), maxBaselineBytes)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	b, err := io.ReadAll(io.LimitReader(f, maxBaselineBytes+1))
+	if err == nil && len(b) > maxBaselineBytes {
+		err = fmt.Errorf("over the %d bytes a baseline may hold", maxBaselineBytes)
+	}
+	return b, err
+}
+
+// Knows reports whether the baseline acknowledges v: it lists v's
+// category, or v's invariant by name.
+func (b Baseline) Knows(v *check.ViolationError) bool {
+	for _, e := range b {
+		if e == v.Category || e == v.Invariant {
+			return true
+		}
+	}
+	return false
+}
+
+// knownPrefix starts the reason of a requirement the baseline turned from
+// FAIL to KNOWN.
+const knownPrefix = "known: listed in the baseline; "
+
+// requirement is r with the baseline applied: a FAIL whose id it lists is
+// KNOWN, its reason prefixed with knownPrefix and its evidence kept;
+// any other verdict stays as it is.
+func (b Baseline) requirement(r reports.RequirementResult) reports.RequirementResult {
+	if r.Verdict == reports.Fail && slices.Contains(b, r.ID) {
+		r.Verdict, r.Reason = reports.Known, knownPrefix+r.Reason
+	}
+	return r
+}
+
+// unused are the entries of b that matched nothing in c: no requirement
+// they turned KNOWN, no KNOWN deviation of their category or invariant.
+func (b Baseline) unused(c reports.Certification) []string {
+	var out []string
+	for _, e := range b {
+		used := false
+		for _, r := range c.Requirements {
+			used = used || r.ID == e && r.Verdict == reports.Known
+		}
+		for _, d := range c.Deviations {
+			used = used || d.Verdict == reports.Known && (d.Category == e || d.Invariant == e)
+		}
+		if !used && !slices.Contains(out, e) {
+			out = append(out, e)
+		}
+	}
+	return out
+}

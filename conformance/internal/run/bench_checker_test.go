@@ -1,0 +1,127 @@
+package run
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/idemcheck/idemcheck/conformance/check"
+	"github.com/idemcheck/idemcheck/conformance/internal/machine"
+)
+
+// BenchmarkCheckerStep is the safety invariants' verdict after one step,
+// over a history of about 10, 100 and 1000 wire exchanges: "step" is what
+// machine.check runs (check.Checker.Step, primed with the history before
+// the step, untimed, judging what the step added), "whole" the whole
+// history read again (check.Evaluate, the final verdict and the test
+// oracle). The histories are real: the reference client and the embedded
+// provider under drawn faults (rapid seed 1, one long sequence of up to
+// 1000 orders), each the snapshots before and after the first step after
+// which the history holds at least that many exchanges. Metrics: ns/op
+// per verdict, exchanges (the history's actual length), ns/exchange. An
+// incremental checker is flat in the history's length.
+func BenchmarkCheckerStep(b *testing.B) {
+	worlds := checkerWorlds(b)
+	for _, n := range checkerLengths {
+		pair := worlds[n]
+		w := pair[1]
+		ex := len(w.History.Exchanges)
+		b.Run(fmt.Sprintf("step/exchanges=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				b.StopTimer()
+				c := check.NewChecker(check.Safety())
+				if v := c.Step(pair[0]); v != nil {
+					b.Fatalf("the reference's history violates %s: %s", v.Invariant, v.Message)
+				}
+				b.StartTimer()
+				if v := c.Step(w); v != nil {
+					b.Fatalf("the reference's history violates %s: %s", v.Invariant, v.Message)
+				}
+			}
+			b.ReportMetric(float64(ex), "exchanges")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(ex), "ns/exchange")
+		})
+		b.Run(fmt.Sprintf("whole/exchanges=%d", n), func(b *testing.B) {
+			if v := check.Evaluate(w, check.Safety()); v != nil {
+				b.Fatalf("the reference's history violates %s: %s", v.Invariant, v.Message)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				check.Evaluate(w, check.Safety())
+			}
+			b.ReportMetric(float64(ex), "exchanges")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(ex), "ns/exchange")
+		})
+	}
+}
+
+// checkerLengths are the history lengths of BenchmarkCheckerStep, in
+// exchanges.
+var checkerLengths = []int{10, 100, 1000}
+
+var (
+	checkerOnce  sync.Once
+	checkerBuilt map[int][2]check.World
+	checkerErr   string
+)
+
+// checkerWorlds builds the Worlds of BenchmarkCheckerStep once per
+// process (-count runs it again), by running the reference: one drawn
+// sequence of ~30,000 steps on average, whose every step records, instead
+// of checking the invariants, a snapshot at each length of checkerLengths
+// it passes; once the last is taken the rest of the sequence does nothing.
+// rapid's step count is geometric: a sequence too short for the last
+// length is followed by the next seed's.
+func checkerWorlds(b *testing.B) map[int][2]check.World {
+	checkerOnce.Do(func() {
+		withRapid(b, map[string]string{"rapid.checks": "20", "rapid.steps": "30000", "rapid.seed": "1"})
+		checkerBuilt = map[int][2]check.World{}
+		ok, out := inTest(b, "checkerWorlds", func(t *testing.T) {
+			r := benchRun(t, Config{Config: machine.Config{MaxOrders: 1000}})
+			rapid.Check(t, func(t *rapid.T) {
+				if len(checkerBuilt) == len(checkerLengths) {
+					return
+				}
+				rapid.SyncTest(t, func(t *rapid.T) { captureWorlds(t, r) })
+			})
+		})
+		if !ok || len(checkerBuilt) < len(checkerLengths) {
+			checkerErr = fmt.Sprintf("built %d of %d histories:\n%s", len(checkerBuilt), len(checkerLengths), out)
+		}
+	})
+	if checkerErr != "" {
+		b.Fatal(checkerErr)
+	}
+	return checkerBuilt
+}
+
+// captureWorlds is one sequence of checkerWorlds, in a bubble.
+func captureWorlds(t *rapid.T, r *runState) {
+	m := r.bubbleMachine(t, nil, machine.PhaseSearch)
+	actions := m.Actions()
+	var prev check.World // the snapshot after the step before
+	actions[""] = func(*rapid.T) {
+		if m.Stopped() != "" {
+			return
+		}
+		m.World().Settle()
+		s, err := m.World().Snapshot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range checkerLengths {
+			if _, done := checkerBuilt[want]; done || len(s.History.Exchanges) < want || prev.History.Exchanges == nil {
+				continue
+			}
+			checkerBuilt[want] = [2]check.World{prev, s}
+		}
+		prev = s
+		if len(checkerBuilt) == len(checkerLengths) {
+			m.Halt("every history is built") // the remaining actions do nothing (machine.live)
+		}
+	}
+	t.Repeat(actions)
+}

@@ -1,0 +1,53 @@
+package run
+
+import (
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// BenchmarkPeakMemory is the peak memory of a long run of the main job:
+// one op is a child process of this test binary running TestConformance
+// as go test does (the reference against the embedded provider, its
+// summary and index written to a scratch folder) for
+// IDEMCHECK_BENCH_SEQUENCES sequences (default 10000) under -rapid.seed
+// (default 1). Metrics: MiB-peak-RSS, the child's maximum resident set
+// size (getrusage's ru_maxrss, the largest of the ops), and sequences/s,
+// the child's rate over its whole life (start-up and summary included).
+// Run it with -benchtime=1x: an op takes ~35 s on a quiet 2-core machine.
+func BenchmarkPeakMemory(b *testing.B) {
+	n := 10000
+	if v := os.Getenv("IDEMCHECK_BENCH_SEQUENCES"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n <= 0 {
+			b.Fatalf("IDEMCHECK_BENCH_SEQUENCES=%q: want a positive number", v)
+		}
+	}
+	var peak int64
+	var spent time.Duration
+	for b.Loop() {
+		dir := b.TempDir()
+		cmd := exec.Command(os.Args[0], "-test.run=^TestConformance$", "-test.count=1", "-test.timeout=60m",
+			"-rapid.checks="+strconv.Itoa(n), "-rapid.seed="+seedOr("1"))
+		cmd.Dir = dir // rapid's fail files, were it to fail, land here
+		cmd.Env = append(os.Environ(), "IDEMCHECK_PROVIDER=embedded", "IDEMCHECK_PROVIDER_STORE=memory",
+			"IDEMCHECK_CLIENT_STORE=memory", "IDEMCHECK_MUTANT=", "IDEMCHECK_REPORT_DIR="+dir,
+			"GITHUB_STEP_SUMMARY=", "IDEMCHECK_REPRODUCE=0")
+		start := time.Now()
+		out, err := cmd.CombinedOutput()
+		spent += time.Since(start)
+		if err != nil {
+			b.Fatalf("the main job's child process: %v\n%s", err, out)
+		}
+		ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+		if !ok {
+			b.Fatal("no resource usage for the child process on this system")
+		}
+		peak = max(peak, int64(ru.Maxrss)) // KiB on Linux
+	}
+	b.ReportMetric(float64(peak)/1024, "MiB-peak-RSS")
+	b.ReportMetric(float64(n)*float64(b.N)/spent.Seconds(), "sequences/s")
+}

@@ -1,0 +1,164 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/idemcheck/idemcheck/certify"
+	"github.com/idemcheck/idemcheck/reports"
+	"github.com/idemcheck/idemcheck/sut/remote"
+)
+
+// Certification is what conformance.CertifyProvider runs (the field docs
+// are conformance.Provider's): the remote provider's configuration, with
+// the environment under the Provider's fields, and the run's settings.
+type Certification struct {
+	Remote    remote.Config
+	Checks    int
+	Seed      uint64
+	ReportDir string
+	Baseline  string // a path
+	TimeScale float64
+	Progress  io.Writer
+	Stop      <-chan struct{}
+}
+
+// Certify is conformance.CertifyProvider: the requirements, then the
+// property; it returns the page's content and the files written.
+func Certify(t *testing.T, p Certification) (reports.Certification, reports.CertificationPaths) {
+	t.Helper()
+	prov, err := remote.New(p.Remote) // refuses a live-looking key before any request
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Stop != nil {
+		done := make(chan struct{})
+		defer close(done)
+		go func() {
+			select {
+			case <-p.Stop:
+				prov.Meter().Stop()
+			case <-done:
+			}
+		}()
+	}
+	pcfg, err := FromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.ReportDir != "" {
+		pcfg.ReportDir = p.ReportDir
+	}
+	if p.Baseline != "" {
+		if pcfg.Baseline, err = LoadBaseline(p.Baseline); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if p.TimeScale != 0 {
+		pcfg.TimeScale = p.TimeScale
+	}
+	restore := setRapidFlags(t, p.Checks, p.Seed)
+	defer restore()
+
+	var w = p.Progress
+	if w == nil {
+		w = logWriter{t}
+	}
+	progress := reports.NewProgress(w, len(certify.Requirements()), 0)
+	progress.SetLeft(func() string {
+		req, posts := prov.Meter().Used()
+		l := prov.Config().Limits
+		return fmt.Sprintf("%d requests and %d charges left", l.MaxRequests-req, l.MaxCharges-posts)
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), prov.Config().Limits.MaxDuration+time.Minute)
+	defer cancel()
+	cert, err := certify.Run(ctx, prov, certify.Options{Progress: func(r reports.RequirementResult) { _ = progress.Requirement(pcfg.Baseline.requirement(r)) }})
+	for i, r := range cert.Requirements {
+		cert.Requirements[i] = pcfg.Baseline.requirement(r) // a requirement id the baseline lists: KNOWN, not FAIL
+	}
+	if errors.Is(err, certify.ErrDialect) || errors.Is(err, certify.ErrUnreachable) {
+		// Not the provider, or not its dialect: the page says so, and the
+		// property is not run against it.
+		paths, werr := reports.WriteCertificationRun(pcfg.ReportDir, cert)
+		if werr != nil {
+			t.Fatal(werr)
+		}
+		t.Errorf("could not certify: %v\ncertification: %s (%s)", err, fromRoot(paths.Markdown), cert.Overall())
+		return cert, paths
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	pcfg.Provider, pcfg.Remote = prov.BaseURL(), prov
+	pcfg.ProviderStore = "" // the store is the served provider's business
+	pcfg.OnSequence = func() { _ = progress.Sequence() }
+	stats, _ := runStats(t, "property", pcfg)
+	cert.Invariants, cert.Coverage, cert.Deviations = stats.Results(), stats.Coverage(), stats.Deviations()
+	cert.Finished, cert.Budgets = time.Now().UTC(), prov.Meter().Budgets()
+	cert.BaselineUnused = pcfg.Baseline.unused(cert)
+	_ = progress.Done()
+
+	paths, err := reports.WriteCertificationRun(pcfg.ReportDir, cert)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range cert.Requirements {
+		t.Logf("%-36s %-12s [%s] %s", r.ID, r.Verdict, r.Against, r.Reason)
+		if r.Verdict == reports.Fail {
+			t.Errorf("%s: FAIL: %s (evidence in %s)", r.ID, r.Reason, fromRoot(paths.Markdown))
+		}
+	}
+	for _, b := range cert.Budgets {
+		t.Logf("budget %-8s %s of %s", b.Name, b.Used, b.Limit)
+	}
+	t.Logf("certification: %s (%s)\njunit: %s", fromRoot(paths.Markdown), cert.Overall(), fromRoot(paths.JUnit))
+	return cert, paths
+}
+
+// setRapidFlags sets -rapid.checks and -rapid.seed for one call when
+// checks or seed is not zero, and returns what puts them back.
+func setRapidFlags(t *testing.T, checks int, seed uint64) func() {
+	var undo []func()
+	set := func(name, v string) {
+		f := flag.Lookup(name)
+		if f == nil {
+			return
+		}
+		old := f.Value.String()
+		if err := f.Value.Set(v); err != nil {
+			t.Fatal(err)
+		}
+		undo = append(undo, func() { _ = f.Value.Set(old) })
+	}
+	if checks > 0 {
+		set("rapid.checks", strconv.Itoa(checks))
+	}
+	if seed != 0 {
+		set("rapid.seed", strconv.FormatUint(seed, 10))
+	}
+	return func() {
+		for _, u := range undo {
+			u()
+		}
+	}
+}
+
+// logWriter writes each line to t.Log, so progress shows as it happens
+// under -v.
+type logWriter struct{ t *testing.T }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	if n := len(p); n > 0 && p[n-1] == '\n' {
+		w.t.Log(string(p[:n-1]))
+	} else {
+		w.t.Log(string(p))
+	}
+	return len(p), nil
+}

@@ -1,0 +1,73 @@
+package run
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/idemcheck/idemcheck/conformance/internal/machine"
+	"github.com/idemcheck/idemcheck/reports"
+)
+
+// flaky reports whether rapid's message is its "flaky test" verdict.
+func flaky(rapidText string) bool { return strings.Contains(rapidText, "flaky test") }
+
+// flakyAgain is what rapid's "flaky test" verdict in rapidText says the
+// sequence did when rapid ran it again: "" when it did not fail at all,
+// else the first line of that run's failure (for the property, its
+// category, or "idemcheck could not judge the run: …"). rapid (engine.go)
+// calls a shrink flaky whenever the second run's error differs from the
+// first's, in message or in where it failed, not only when it passed.
+func flakyAgain(rapidText string) string {
+	_, after, ok := strings.Cut(rapidText, "flaky test, can not reproduce a failure")
+	if !ok {
+		return ""
+	}
+	_, after, ok = strings.Cut(after, "\nTraceback (")
+	if !ok {
+		return ""
+	}
+	line, _, _ := strings.Cut(after, "\n")
+	line = strings.TrimSuffix(line, "):")
+	if line == "<nil>" {
+		return ""
+	}
+	return line
+}
+
+// minimality is a deviation's "minimal" label and the remedy of its note:
+// "minimal" when rapid's shrink ran to its end; otherwise what cut it
+// short, by evidence — the budget (cut, the budget's words), a second run
+// that did not fail (timing: the run is in real time, unless the
+// reproducibility check rep then reproduced it every time), a second run
+// that failed otherwise (named: a cause, not timing), or the shrink time
+// (shrinkSpent). shrinks is how many checks rapid ran after finding it
+// (at most 1: it was never shrunk).
+func minimality(cut, rapidText string, shrinks int, shrinkSpent bool, rep *reports.Reproducibility) (minimal, remedy string) {
+	switch {
+	case strings.HasPrefix(cut, machine.KnownCut):
+		return "not minimal: " + cut,
+			"It is known: remove it from the baseline to shrink it with the whole budget."
+	case cut != "":
+		return "not minimal: budget (" + cut + " while shrinking)",
+			"Raise IDEMCHECK_MAX_REQUESTS, IDEMCHECK_MAX_CHARGES or IDEMCHECK_MAX_DURATION to shrink further."
+	case flaky(rapidText):
+		first, then := "it", "so it was not shrunk"
+		if shrinks > 1 {
+			first, then = "a smaller sequence failed once but", "which ends rapid's shrinking"
+		}
+		if other := flakyAgain(rapidText); other != "" {
+			return fmt.Sprintf("not minimal: %s failed otherwise when rapid ran it a second time (%s), %s", first, other, then),
+				"Replay it a few times (IDEMCHECK_REPRODUCE) to see which failure comes back."
+		}
+		why := "timing: the run is in real time"
+		if rep != nil && rep.Runs > 0 && !rep.Flaky() {
+			why = "yet its replays " + rep.String() + ": no timing shown"
+		}
+		return fmt.Sprintf("not minimal: %s did not fail again when rapid ran it a second time (%s), %s", first, why, then),
+			"Give the provider more processing time, or replay it a few times (IDEMCHECK_REPRODUCE), to see how often it fails."
+	case shrinkSpent:
+		return "not minimal: shrink time (-rapid.shrinktime " + rapidShrinkTime().String() + ")",
+			"Raise -rapid.shrinktime (RAPID_SHRINKTIME) to shrink further."
+	}
+	return "minimal", ""
+}
