@@ -65,3 +65,30 @@ func ExampleCheckService() {
 	}
 	_ = testMyService
 }
+
+// The main job from a test of your own: the environment's configuration
+// (IDEMCHECK_PROVIDER, IDEMCHECK_MUTANT, …) with a field set in Go over
+// it, then the per-invariant summary. (Shown, not run: make conformance
+// runs TestConformance, which is this.)
+func ExampleRun() {
+	testConformance := func(t *testing.T) {
+		cfg, err := conformance.FromEnv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.MaxOrders = 2
+		stats := conformance.Run(t, cfg)
+		t.Log(stats.Summary())
+	}
+	_ = testConformance
+}
+
+// A baseline lists what a team already knows, so CI fails on new
+// deviations only: a category, an invariant's name (every violation of
+// it), or a certification requirement's id.
+func ExampleParseBaseline() {
+	b := conformance.ParseBaseline([]byte("# known deviations (ticket PAY-123)\nmismatch-rejected\nreused-key-other-body-refused\n"))
+	v := &conformance.ViolationError{Invariant: conformance.MismatchRejected, Category: "mismatch-rejected: …"}
+	fmt.Println(len(b), b.Knows(v))
+	// Output: 2 true
+}

@@ -7,15 +7,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
-	"unicode"
 
 	"github.com/idemcheck/idemcheck/conformance/check"
 	"github.com/idemcheck/idemcheck/conformance/internal/machine"
@@ -339,14 +336,6 @@ func (r *runState) searchSpent() bool {
 // retries numbers the fail files of retried rounds (retryRound).
 var retries atomic.Int64
 
-// removeFailFile removes a fail file of this run's process, one a round
-// no longer reports.
-func removeFailFile(ff string) {
-	if ff != "" && strings.HasSuffix(ff, "-"+strconv.Itoa(os.Getpid())+".fail") {
-		_ = os.Remove(ff)
-	}
-}
-
 // record writes the round's deviation (its smallest counterexample) and
 // adds it to the run's statistics.
 func (r *runState) record(t *testing.T, rd round, rapidText string) {
@@ -391,78 +380,6 @@ func (r *runState) record(t *testing.T, rd round, rapidText string) {
 	} else {
 		t.Log(line)
 	}
-}
-
-// failFileRE finds the fail file in rapid's failure message.
-var failFileRE = regexp.MustCompile(`-rapid\.failfile="([^"]+)"`)
-
-// failFileIn is the fail file rapid's failure message names, or "".
-func failFileIn(text string) string {
-	if m := failFileRE.FindStringSubmatch(text); m != nil {
-		return m[1]
-	}
-	return ""
-}
-
-// keepFailFile gives a fail file rapid wrote in this round its deviation's
-// number ("…-<pid>-2.fail"), since rapid names files by the second and the
-// process id, and two rounds may end within one second; a kept file it
-// replayed (another process's, or renamed already) keeps its name.
-func (r *runState) keepFailFile(ff string, rd round) string {
-	if !strings.HasSuffix(ff, "-"+strconv.Itoa(os.Getpid())+".fail") {
-		return ff
-	}
-	to := strings.TrimSuffix(ff, ".fail") + "-" + strconv.Itoa(rd.n) + ".fail"
-	if os.Rename(ff, to) != nil {
-		return ff
-	}
-	return to
-}
-
-// keptFailFiles is how many fail files rapid replays before it searches
-// under the test name: -rapid.failfile, then those kept under
-// testdata/rapid/<name>/ (as rapid names them); only files with data count.
-func keptFailFiles(name string) int {
-	n := 0
-	if f := flag.Lookup("rapid.failfile"); f != nil && hasFailData(f.Value.String()) {
-		n++
-	}
-	safe := rapidSafe(name)
-	matches, _ := filepath.Glob(filepath.Join("testdata", "rapid", safe, safe+"-*.fail"))
-	for _, m := range matches {
-		if hasFailData(m) {
-			n++
-		}
-	}
-	return n
-}
-
-// hasFailData reports whether path is a fail file rapid can load: its
-// first line that is not a comment is "<version>#<seed>".
-func hasFailData(path string) bool {
-	if path == "" {
-		return false
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return false
-	}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
-			return strings.Count(line, "#") == 1
-		}
-	}
-	return false
-}
-
-// rapidSafe is rapid's file name for a test name.
-func rapidSafe(test string) string {
-	return strings.Map(func(r rune) rune {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == '_' {
-			return r
-		}
-		return '_'
-	}, test)
 }
 
 // rapidChecks is rapid's check count (-rapid.checks, RAPID_CHECKS).

@@ -1,7 +1,6 @@
 package run
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -169,31 +168,4 @@ func invariantNames() []string {
 		out = append(out, inv.Name)
 	}
 	return out
-}
-
-// failFileSeed reads the seed rapid recorded in a fail file (its first line
-// that is not a comment is "<rapid version>#<seed>"), 0 when there is none.
-func failFileSeed(path string) uint64 {
-	if path == "" {
-		return 0
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return 0
-	}
-	defer func() { _ = f.Close() }()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		_, seed, ok := strings.Cut(line, "#")
-		if !ok {
-			return 0
-		}
-		n, _ := strconv.ParseUint(seed, 10, 64)
-		return n
-	}
-	return 0
 }

@@ -2,12 +2,10 @@ package run
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 
 	"github.com/idemcheck/idemcheck/conformance/check"
 	"github.com/idemcheck/idemcheck/conformance/internal/machine"
@@ -315,37 +313,6 @@ func (l *lastFailure) get() (reports.Failure, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.f, l.ok
-}
-
-// newestFailFile is the newest fail file rapid saved for test since, or "".
-func newestFailFile(test string, since time.Time) string {
-	safe := strings.Map(func(r rune) rune { // rapid's file name for a test name
-		if unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == '_' {
-			return r
-		}
-		return '_'
-	}, test)
-	matches, _ := filepath.Glob(filepath.Join("testdata", "rapid", safe, safe+"-*.fail"))
-	// A run that failed on a fail file kept from an earlier run (rapid
-	// replays those first and writes none) has none newer than since:
-	// then the newest kept one is the failure replayed.
-	best, bestTime, newest, newestTime := "", since.Add(-time.Second).UnixNano(), "", int64(0)
-	for _, m := range matches {
-		fi, err := os.Stat(m)
-		if err != nil {
-			continue
-		}
-		if t := fi.ModTime().UnixNano(); t >= bestTime {
-			best, bestTime = m, t
-		}
-		if t := fi.ModTime().UnixNano(); t > newestTime {
-			newest, newestTime = m, t
-		}
-	}
-	if best == "" {
-		best = newest
-	}
-	return best // relative to the package directory, as -rapid.failfile reads it
 }
 
 // Stopped says why a remote run stopped before its sequences were done (a
