@@ -263,13 +263,16 @@ func (r *Remote) Exhausted() (bool, string) {
 // SearchExhausted reports whether the budget has no room for one more
 // step of the search while keeping ShrinkShare of each budget (requests,
 // charges, duration) for shrinking, and which budget is short.
-func (r *Remote) SearchExhausted() (bool, string) {
-	lim := r.p.Config().Limits
+func (r *Remote) SearchExhausted() (bool, string) { return SearchExhausted(r.p) }
+
+// SearchExhausted is Remote.SearchExhausted for provider p's budgets.
+func SearchExhausted(p *remote.Provider) (bool, string) {
+	lim := p.Config().Limits
 	keep := func(n int) int { return int(float64(n) * ShrinkShare) }
-	if ok, which := r.p.Meter().Afford(2+keep(lim.MaxRequests), 1+keep(lim.MaxCharges)); !ok {
+	if ok, which := p.Meter().Afford(2+keep(lim.MaxRequests), 1+keep(lim.MaxCharges)); !ok {
 		return true, which
 	}
-	if time.Until(r.p.Meter().Deadline()) < time.Duration(float64(lim.MaxDuration)*ShrinkShare) {
+	if time.Until(p.Meter().Deadline()) < time.Duration(float64(lim.MaxDuration)*ShrinkShare) {
 		return true, "duration"
 	}
 	return false, ""

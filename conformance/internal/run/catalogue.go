@@ -329,7 +329,7 @@ func (r *runState) searchSpent() bool {
 	if r.cfg.Remote == nil {
 		return false
 	}
-	out, _ := backend.NewRemote(r.cfg.Remote, nil, nil).SearchExhausted()
+	out, _ := backend.SearchExhausted(r.cfg.Remote)
 	return out
 }
 
