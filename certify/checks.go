@@ -13,7 +13,7 @@ import (
 	"github.com/idemcheck/idemcheck/sut/remote"
 )
 
-// The card tokens of PROVIDER_API.md.
+// The card tokens of docs/provider-api.md.
 const (
 	tokMastercard = "tok_mastercard"
 	tokDeclined   = "tok_chargeDeclined"

@@ -20,7 +20,7 @@ import (
 	"github.com/idemcheck/idemcheck/sut/remote"
 )
 
-// runner drives one certification run: it sends PROVIDER_API requests
+// runner drives one certification run: it sends docs/provider-api.md requests
 // through the fault proxy (or, for the second account, a recording
 // transport) and reads the history. Sends are bounded by the meter (checked
 // before every request), the run's deadline and the per-request timeout.

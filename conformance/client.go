@@ -56,19 +56,20 @@ type options struct {
 	haveCfg bool
 }
 
-// WithConfig runs CheckClient on cfg instead of FromEnv's configuration
-// (the provider, report folder, bounds; Mutant may name a provider mutant
-// only, and Instances must be 1).
+// WithConfig runs CheckClient or CheckService on cfg instead of FromEnv's
+// configuration (the provider, report folder, bounds; Mutant may name a
+// provider mutant only, and Instances must be 1).
 func WithConfig(cfg Config) Option {
 	return func(o *options) { o.cfg, o.haveCfg = cfg, true }
 }
 
-// WithTimings tells the harness the client's own timings (see Timings).
+// WithTimings tells CheckClient or CheckService the client's own timings
+// (see Timings).
 func WithTimings(t Timings) Option {
 	return func(o *options) { o.timings = t }
 }
 
-// WithService sets CheckService's bounds.
+// WithService sets CheckService's bounds (CheckClient ignores them).
 func WithService(s ServiceOptions) Option {
 	return func(o *options) { o.service = s }
 }
@@ -80,13 +81,18 @@ func WithService(s ServiceOptions) Option {
 // virtual time (a testing/synctest bubble), so the client must send
 // through checkout.Env.HTTPClient and read time from Env.Now — a client
 // with its own http.Client sends past the fault layer and the harness sees
-// nothing. IDEMCHECK_PROVIDER=wiremock or a URL runs it in real time as for
-// the reference client.
+// nothing. The configuration is FromEnv's unless WithConfig gives one:
+// IDEMCHECK_PROVIDER=wiremock or a URL runs it in real time as for the
+// reference client.
 //
 // Actions need capabilities: crashes need checkout.Restarter, and
-// books-balance and reconciliation-converges need checkout.Viewer — for a
-// client without a view they are "not judged" (Stats.Results says
-// INCONCLUSIVE, never PASS). It returns the run's statistics.
+// books-balance, reconciliation-converges and the probes of settled keys
+// need checkout.Viewer — for a client without a view the two invariants
+// are NOT JUDGED in Stats.Results, never PASS (docs/checkout.md lists what
+// each capability feeds). t fails on a violation or a broken contract
+// (ClientAPI) only: an invariant NOT JUDGED or INCONCLUSIVE (held
+// vacuously) does not fail it, so gate on Stats.Results where that
+// matters. It returns the run's statistics.
 func CheckClient(t *testing.T, newClient checkout.New, opts ...Option) *Stats {
 	t.Helper()
 	if newClient == nil {

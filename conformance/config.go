@@ -115,27 +115,27 @@ type Config struct {
 
 // The providers under test besides a URL (Config.Provider).
 const (
-	ProviderEmbedded = machine.ProviderEmbedded
-	ProviderWireMock = machine.ProviderWireMock
+	ProviderEmbedded = "embedded"
+	ProviderWireMock = "wiremock"
 )
 
 // The stores (Config.ClientStore, Config.ProviderStore).
 const (
-	StoreMemory   = machine.StoreMemory
-	StorePostgres = machine.StorePostgres
-	StoreRedis    = machine.StoreRedis
+	StoreMemory   = "memory"
+	StorePostgres = "postgres"
+	StoreRedis    = "redis"
 )
 
 // Defaults of Config.
 const (
-	DefaultReportDir       = run.DefaultReportDir
-	DefaultMaxOrders       = machine.DefaultMaxOrders
-	DefaultMaxSchedule     = machine.DefaultMaxSchedule
-	DefaultMaxDeviations   = run.DefaultMaxDeviations
-	DefaultProcessing      = machine.DefaultProcessing
-	DefaultRetention       = machine.DefaultRetention
-	DefaultTimeScale       = machine.DefaultTimeScale
-	DefaultRemoteTimeScale = machine.DefaultRemoteTimeScale
+	DefaultReportDir       = "idemcheck-reports"
+	DefaultMaxOrders       = 3
+	DefaultMaxSchedule     = 6
+	DefaultMaxDeviations   = 10
+	DefaultProcessing      = 50 * time.Millisecond
+	DefaultRetention       = 24 * time.Hour
+	DefaultTimeScale       = 1.0 / 15 // against WireMock and a checkout service
+	DefaultRemoteTimeScale = 1.0 / 3  // against a URL
 )
 
 // FromEnv reads IDEMCHECK_PROVIDER, IDEMCHECK_MUTANT, IDEMCHECK_REPORT_DIR,

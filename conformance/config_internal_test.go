@@ -8,6 +8,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/idemcheck/idemcheck/conformance/check"
+	"github.com/idemcheck/idemcheck/conformance/internal/machine"
+	"github.com/idemcheck/idemcheck/conformance/internal/run"
 	"github.com/idemcheck/idemcheck/sut/remote"
 )
 
@@ -60,4 +63,34 @@ func TestConfigSettingsCarryEveryField(t *testing.T) {
 	rc.OnStart(nil)
 	rc.OnSequence()
 	assert.True(t, started && sequenced, "the callbacks reach the run")
+}
+
+// The public constants are the values the packages beneath read: go doc
+// shows a literal, so each is spelled out here and held to its source.
+func TestPublicConstantsAreTheRunsOwn(t *testing.T) {
+	for _, c := range []struct{ public, own any }{
+		{ProviderEmbedded, machine.ProviderEmbedded}, {ProviderWireMock, machine.ProviderWireMock},
+		{StoreMemory, machine.StoreMemory}, {StorePostgres, machine.StorePostgres}, {StoreRedis, machine.StoreRedis},
+		{DefaultReportDir, run.DefaultReportDir}, {DefaultMaxOrders, machine.DefaultMaxOrders},
+		{DefaultMaxSchedule, machine.DefaultMaxSchedule}, {DefaultMaxDeviations, run.DefaultMaxDeviations},
+		{DefaultProcessing, machine.DefaultProcessing}, {DefaultRetention, machine.DefaultRetention},
+		{DefaultTimeScale, machine.DefaultTimeScale}, {DefaultRemoteTimeScale, machine.DefaultRemoteTimeScale},
+		{ClientAPI, machine.ClientAPI},
+		{OneKeyPerIntent, check.OneKeyPerIntent}, {AtMostOneChargePerOrder, check.AtMostOneChargePerOrder},
+		{ConflictNeverFinal, check.ConflictNeverFinal}, {NoUnsafeRetry, check.NoUnsafeRetry},
+		{KeyFormat, check.KeyFormat}, {ReplayConsistent, check.ReplayConsistent},
+		{MismatchRejected, check.MismatchRejected}, {BooksBalance, check.BooksBalance},
+		{ReconciliationConverges, check.ReconciliationConverges}, {EquivalentRequestsAgree, check.EquivalentRequestsAgree},
+		{KeyScopedPerAccount, check.KeyScopedPerAccount}, {AtMostOneRefundPerIntent, check.AtMostOneRefundPerIntent},
+		{KeyScopedPerEndpoint, check.KeyScopedPerEndpoint}, {NoStaleKey, check.NoStaleKey},
+	} {
+		assert.Equal(t, c.own, c.public)
+	}
+	var names []string
+	for _, inv := range append(check.Safety(), check.Liveness()...) {
+		names = append(names, inv.Name)
+	}
+	assert.ElementsMatch(t, names, []string{OneKeyPerIntent, AtMostOneChargePerOrder, ConflictNeverFinal, NoUnsafeRetry,
+		KeyFormat, ReplayConsistent, MismatchRejected, BooksBalance, ReconciliationConverges, EquivalentRequestsAgree,
+		KeyScopedPerAccount, AtMostOneRefundPerIntent, KeyScopedPerEndpoint, NoStaleKey}, "every invariant has its public name")
 }

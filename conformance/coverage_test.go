@@ -11,7 +11,7 @@ import (
 )
 
 // TestEveryInvariantHasAMutant: the harness proves its power per invariant
-// (DESIGN.md): each one is the expected kill of at least one mutant, and
+// (docs/invariants.md): each one is the expected kill of at least one mutant, and
 // every mutant names a real invariant.
 func TestEveryInvariantHasAMutant(t *testing.T) {
 	known := map[string]bool{}

@@ -196,7 +196,8 @@ func (p Provider) remoteConfig() (remote.Config, error) {
 
 // Run checks the conformance property under t with rapid (rapid's flags
 // apply: -rapid.checks, -rapid.seed, -rapid.failfile): the reference
-// client, or the client under test of CheckClient, against cfg.Provider.
+// client against cfg.Provider (CheckClient and CheckService run the same
+// property with a client of your own).
 // When it fails, the shrunk counterexample is written as a Markdown and a
 // JSON report under cfg.ReportDir, and the failure names the report and
 // the replay command. When a remote run's budget ran out first, t is

@@ -40,7 +40,7 @@ func serveRefProvider(t *testing.T, mutant string) (url string, requests *atomic
 // TestRemotePropertyCatchesAProviderMutant: the property run against a
 // URL — cmd/refprovider serving the replay-new-charge mutant, a provider
 // that charges again on every replay — fails on replay-consistent,
-// judged from the provider's answers alone (invariants_remote.go).
+// judged from the provider's answers alone (conformance/check/remote.go).
 //
 // The URL carries credentials, which no artefact may show (regression,
 // review of issue 5: failure.json held them).

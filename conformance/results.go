@@ -2,7 +2,6 @@ package conformance
 
 import (
 	"github.com/idemcheck/idemcheck/conformance/check"
-	"github.com/idemcheck/idemcheck/conformance/internal/machine"
 	"github.com/idemcheck/idemcheck/conformance/internal/run"
 	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/reports"
@@ -24,7 +23,7 @@ func statsOf(s *run.Stats) *Stats {
 	return &Stats{s}
 }
 
-// Results is the run's verdict on each invariant (DESIGN.md's names, and
+// Results is the run's verdict on each invariant (docs/invariants.md, and
 // ClientAPI when a client under test broke its contract): FAIL for one a
 // deviation not in the baseline broke, KNOWN for one whose only deviations
 // the baseline lists, NOT JUDGED for one this setup rules out,
@@ -63,30 +62,30 @@ func (s *Stats) Summary() string { return s.s.Summary() }
 // budget ran out, the provider could not be read), "" when it did not.
 func (s *Stats) Stopped() string { return s.s.Stopped() }
 
-// The invariant names of DESIGN.md, as Stats.Results and a
+// The invariant names (docs/invariants.md), as Stats.Results and a
 // *ViolationError name them.
 const (
-	OneKeyPerIntent          = check.OneKeyPerIntent
-	AtMostOneChargePerOrder  = check.AtMostOneChargePerOrder
-	ConflictNeverFinal       = check.ConflictNeverFinal
-	NoUnsafeRetry            = check.NoUnsafeRetry
-	KeyFormat                = check.KeyFormat
-	ReplayConsistent         = check.ReplayConsistent
-	MismatchRejected         = check.MismatchRejected
-	BooksBalance             = check.BooksBalance
-	ReconciliationConverges  = check.ReconciliationConverges
-	EquivalentRequestsAgree  = check.EquivalentRequestsAgree
-	KeyScopedPerAccount      = check.KeyScopedPerAccount
-	AtMostOneRefundPerIntent = check.AtMostOneRefundPerIntent
-	KeyScopedPerEndpoint     = check.KeyScopedPerEndpoint
-	NoStaleKey               = check.NoStaleKey
+	OneKeyPerIntent          = "one-key-per-intent"
+	AtMostOneChargePerOrder  = "at-most-one-charge-per-order"
+	ConflictNeverFinal       = "409-never-final"
+	NoUnsafeRetry            = "no-unsafe-retry"
+	KeyFormat                = "key-format"
+	ReplayConsistent         = "replay-consistent"
+	MismatchRejected         = "mismatch-rejected"
+	BooksBalance             = "books-balance"
+	ReconciliationConverges  = "reconciliation-converges"
+	EquivalentRequestsAgree  = "equivalent-requests-agree"
+	KeyScopedPerAccount      = "key-scoped-per-account"
+	AtMostOneRefundPerIntent = "at-most-one-refund-per-intent"
+	KeyScopedPerEndpoint     = "key-scoped-per-endpoint"
+	NoStaleKey               = "no-stale-key"
 )
 
 // ClientAPI names the failure of a client under test that breaks its own
 // contract (package checkout, docs/client-api.md) rather than an
 // invariant: a call that panicked, did not return within its bound, or
 // answered something that is not one of the four outcomes.
-const ClientAPI = machine.ClientAPI
+const ClientAPI = "client-api"
 
 // ViolationError is a broken invariant: its name, the message, and the
 // category a baseline lists (check.ViolationError).

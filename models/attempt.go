@@ -92,7 +92,7 @@ func CardHash(token string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// testCards maps the public test card tokens of PROVIDER_API.md to their
+// testCards maps the public test card tokens of docs/provider-api.md to their
 // labels. They are documented test values, not secrets.
 var testCards = map[string]string{
 	"tok_visa":           "visa",

@@ -14,10 +14,10 @@ import (
 const IdempotencyKeyHeader = "Idempotency-Key"
 
 // ReplayedHeader is the optional response header a provider MAY add to a
-// replayed response (PROVIDER_API.md); clients must not depend on it.
+// replayed response (docs/provider-api.md); clients must not depend on it.
 const ReplayedHeader = "Idempotent-Replayed"
 
-// ChargeRequest is the JSON body of POST /v1/charges (PROVIDER_API.md).
+// ChargeRequest is the JSON body of POST /v1/charges (docs/provider-api.md).
 // Amount is in minor units of Currency (548.90 TRY is 54890).
 type ChargeRequest struct {
 	Amount            int64  `json:"amount"`
@@ -55,10 +55,10 @@ type ErrorBody struct {
 	} `json:"error"`
 }
 
-// DeclinedCard is the card token the providers decline (PROVIDER_API.md).
+// DeclinedCard is the card token the providers decline (docs/provider-api.md).
 const DeclinedCard = "tok_chargeDeclined"
 
-// Decline is the n-th decline a provider processed, as PROVIDER_API.md
+// Decline is the n-th decline a provider processed, as docs/provider-api.md
 // shapes it: card_error / card_declined / insufficient_funds, with
 // DeclineID "dc_%06d" of n.
 func Decline(n int) ErrorBody {
@@ -124,7 +124,7 @@ func FormatKey(key string) string {
 
 // ParseKey reads an Idempotency-Key header value. A quoted value is parsed as
 // a Structured Field String (quoted is true); anything else is taken as the
-// bare token, trimmed of spaces, as PROVIDER_API.md asks providers to accept.
+// bare token, trimmed of spaces, as docs/provider-api.md asks providers to accept.
 // ok is false for an empty value, a malformed string, or a character outside
 // printable ASCII.
 func ParseKey(value string) (key string, quoted bool, ok bool) {

@@ -4,7 +4,7 @@
 // Index:
 //   - order.go    — Order and its status (Placed / PaymentPending / Paid).
 //   - attempt.go  — PaymentAttempt, one payment intent, and its Reference.
-//   - charge.go   — the wire types of PROVIDER_API.md: ChargeRequest, Charge,
+//   - charge.go   — the wire types of docs/provider-api.md: ChargeRequest, Charge,
 //     the request Fingerprint and the Idempotency-Key header codec.
 //   - history.go  — History: every shopper operation and wire exchange of a
 //     run, with its (virtual) time.

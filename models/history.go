@@ -125,7 +125,7 @@ func (e Exchange) IsPost() bool { return e.Method == "POST" && !e.IsRefund() }
 
 // Unknown reports whether the client cannot tell from e whether the
 // provider charged: a transport error or timeout, a 409, or a 500/502/504
-// (PROVIDER_API.md, "What unknown outcome means"). 429 and 503 are
+// (docs/provider-api.md, "What unknown outcome means"). 429 and 503 are
 // transient: the reference dialect documents that nothing was charged.
 func (e Exchange) Unknown() bool {
 	if !e.Done {

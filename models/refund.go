@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 )
 
-// RefundsPath is the refunds resource of PROVIDER_API.md (seed article 004
+// RefundsPath is the refunds resource of docs/provider-api.md (seed article 004
 // names /payments, /charges and /refunds as the operations that need a key).
 const RefundsPath = "/v1/refunds"
 

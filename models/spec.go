@@ -33,7 +33,7 @@ func (s KeyState) String() string {
 // arriving request.
 type ExpectKind int
 
-// The provider's possible answers (PROVIDER_API.md; draft §2.6 "Error Scenarios").
+// The provider's possible answers (docs/provider-api.md; draft §2.6 "Error Scenarios").
 const (
 	// ExpectProcess: the key is free; the provider processes the request
 	// and its answer becomes the key's stored response.
@@ -73,7 +73,7 @@ const (
 	Status400 = 400
 	Status409 = 409
 	Status422 = 422
-	status402 = 402 // a decline (PROVIDER_API.md)
+	status402 = 402 // a decline (docs/provider-api.md)
 )
 
 // Matches reports whether a provider answer (status and body digest) is one

@@ -53,7 +53,7 @@ type RequirementResult struct {
 	// Title is one sentence in plain words.
 	Title string `json:"title"`
 	// Source is where the rule comes from: a section of
-	// draft-ietf-httpapi-idempotency-key-header, PROVIDER_API.md, or the
+	// draft-ietf-httpapi-idempotency-key-header, docs/provider-api.md, or the
 	// provider's own profile ("profile: retention_window").
 	Source string `json:"source"`
 	// Against is "draft" or "profile": which promise was tested.

@@ -55,7 +55,7 @@ func CurlScript(f Failure) []byte {
 	switch {
 	case f.Mutant != "" && f.MutantSide == "provider":
 		store := ""
-		if strings.HasPrefix(f.Mutant, "redis-") { // a Redis store mutant (sut/mutants/store_mutants.go)
+		if strings.HasPrefix(f.Mutant, "redis-") { // a Redis store mutant (sut/mutants/redis_mutants.go)
 			store = " --store redis"
 		}
 		fmt.Fprintf(&b, "# A provider with the same bug: idemcheck serve --addr 127.0.0.1:0%s --mutant %s\n", store, shellComment(f.Mutant))

@@ -16,7 +16,7 @@ import (
 	"github.com/idemcheck/idemcheck/sut/remote"
 )
 
-const runAbout = `Run the conformance property (the state machine of DESIGN.md: shopper and
+const runAbout = `Run the conformance property (the state machine of docs/invariants.md: shopper and
 operator actions under a fault schedule, invariants after every step) with the
 reference client, against the embedded provider on virtual time or a WireMock
 server in real time: what make conformance runs, without go test. A failure's

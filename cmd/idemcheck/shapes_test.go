@@ -67,7 +67,7 @@ func TestCertifyShapesWithoutACharge(t *testing.T) {
 // equivalent-request-shapes-agree and the property's
 // equivalent-requests-agree, and no deviation of it is put down to the
 // provider's timing: its label is minimal or names its evidence
-// (conformance/minimal.go).
+// (conformance/internal/run/minimal.go).
 func TestCertifyDeterministicRawURLProvider(t *testing.T) {
 	p := &stranger.Provider{Mode: stranger.RawURL}
 	url := stranger.Start(t, p)

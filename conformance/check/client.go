@@ -123,7 +123,7 @@ func checkNoUnsafeRetry(w World) Finding {
 // impossible); Paid needs a 2xx and Declined a 402 on
 // the wire; an order with an open attempt is PaymentPending, and an order
 // has at most one open attempt (seed article 000: "409'u hata ya da başarı
-// saymak"; PROVIDER_API.md "What unknown outcome means").
+// saymak"; docs/provider-api.md "What unknown outcome means").
 func checkConflictNeverFinal(w World) Finding {
 	n := newNames(w)
 	byOp := map[int][]models.Exchange{}

@@ -8,7 +8,7 @@
 // judged once the faults heal; each Invariant's Doc says what it promises
 // and its check function's comment gives the source (the IETF
 // draft-ietf-httpapi-idempotency-key-header, the seed articles,
-// PROVIDER_API.md). Evaluate is the whole-history verdict. The property,
+// docs/provider-api.md). Evaluate is the whole-history verdict. The property,
 // the provider certification and the client certification of package
 // conformance all read their verdicts from here.
 package check

@@ -9,7 +9,7 @@ import (
 	"github.com/idemcheck/idemcheck/models"
 )
 
-// The invariant names of DESIGN.md; they are part of the public surface.
+// The invariant names of docs/invariants.md; they are part of the public surface.
 const (
 	OneKeyPerIntent         = "one-key-per-intent"
 	AtMostOneChargePerOrder = "at-most-one-charge-per-order"
@@ -38,7 +38,7 @@ type World struct {
 	// under test serves one account.
 	OtherCharges []models.Charge
 	// Declines is how many declines the provider processed (a side
-	// effect, invariants_declines.go); -1 when it does not say, and 0 in
+	// effect, declines.go); -1 when it does not say, and 0 in
 	// a World built by hand, which judges nothing.
 	Declines int
 	// Retention is the provider's published retention window.

@@ -131,7 +131,7 @@ func replayVerdicts(w World, vs []specVerdict) Finding {
 }
 
 // checkMismatchRejected: the same key with another body is refused with
-// 422 and creates nothing (draft §2.6; PROVIDER_API.md).
+// 422 and creates nothing (draft §2.6; docs/provider-api.md).
 func checkMismatchRejected(w World) Finding { return mismatchVerdicts(w, replaySpec(w)) }
 
 // mismatchVerdicts is mismatch-rejected over verdicts vs.

@@ -7,7 +7,7 @@ import (
 	"github.com/idemcheck/idemcheck/models"
 )
 
-// The refund invariants' names (DESIGN.md's list, for the refunds endpoint).
+// The refund invariants' names (docs/invariants.md, for the refunds endpoint).
 const (
 	AtMostOneRefundPerIntent = "at-most-one-refund-per-intent"
 	KeyScopedPerEndpoint     = "key-scoped-per-endpoint"
@@ -177,7 +177,7 @@ func faultAnswered(e *models.Exchange) bool {
 }
 
 // neverStored reports whether status is an answer no key stores: 409 (in
-// flight), 429 (nothing processed; PROVIDER_API.md) and any 5xx, which
+// flight), 429 (nothing processed; docs/provider-api.md) and any 5xx, which
 // releases the key (models.Spec.Complete).
 func neverStored(status int) bool { return status == 409 || status == 429 || status >= 500 }
 

@@ -69,7 +69,7 @@ func breakerFailure(resp *http.Response, err error) bool {
 }
 
 // unknownStatus reports whether an answer leaves a charge's fate unknown:
-// 409 and 500/502/504 (PROVIDER_API.md). 429 and 503 are transient: the
+// 409 and 500/502/504 (docs/provider-api.md). 429 and 503 are transient: the
 // reference dialect documents that nothing was charged.
 func unknownStatus(code int) bool {
 	switch code {

@@ -1,7 +1,7 @@
 // Package mutants holds planted bugs: small, named variations of the
 // reference client or provider that each break one invariant, so the
-// harness can prove it sees that fault class (DESIGN.md, "The harness must
-// prove its own power"). Select one with IDEMCHECK_MUTANT=<name>.
+// harness can prove it sees that fault class (docs/mutants.md: the harness
+// proves its own power). Select one with IDEMCHECK_MUTANT=<name>.
 package mutants
 
 import (

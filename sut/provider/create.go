@@ -15,7 +15,7 @@ import (
 // maxBodyBytes bounds a POST /v1/charges body: 1 MiB.
 const maxBodyBytes = 1 << 20
 
-// The card tokens of PROVIDER_API.md: the first two approve, the last is
+// The card tokens of docs/provider-api.md: the first two approve, the last is
 // declined with 402.
 const (
 	tokVisa     = "tok_visa"

@@ -1,5 +1,5 @@
 // Package provider is the embedded reference payment provider: an
-// http.Handler that implements /work/shared/PROVIDER_API.md exactly, with
+// http.Handler that implements docs/provider-api.md exactly, with
 // no network, no logging and an injectable clock.
 //
 // Idempotency follows draft-ietf-httpapi-idempotency-key-header §2: every

@@ -9,7 +9,7 @@ import (
 
 // find handles GET /v1/charges?merchant_reference=REF: 200 with
 // {"data":[...]}, every charge whose merchant_reference is REF, oldest
-// first, and {"data":[]} when there is none (PROVIDER_API.md). A missing
+// first, and {"data":[]} when there is none (docs/provider-api.md). A missing
 // or empty merchant_reference gets 400. It lists only the charges of the
 // request's own account (AccountScope; draft §5), in memory and over a
 // Store (Store.AccountCharges) alike; 503 when a Store's ledger cannot be

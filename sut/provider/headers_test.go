@@ -13,7 +13,7 @@ import (
 const key1 = `"8e03978e-40d5-43e8-bc93-6894a57f9324"`
 
 // TestCreate_LocationOnCreatedAndItsReplay: a 201 names its charge in
-// Location, and the replay repeats it (PROVIDER_API.md); a decline has none.
+// Location, and the replay repeats it (docs/provider-api.md); a decline has none.
 func TestCreate_LocationOnCreatedAndItsReplay(t *testing.T) {
 	p := provider.New(provider.Config{})
 	first := post(t, p, key1, visa)

@@ -11,7 +11,7 @@ import (
 const StuckAfter = time.Second
 
 // Planted lists the provider's deliberate bugs (mutants). Each field
-// switches on one deviation from PROVIDER_API.md; sut/mutants sets them to
+// switches on one deviation from docs/provider-api.md; sut/mutants sets them to
 // prove the harness catches each provider fault class. The zero value is
 // the reference provider. Combinations are allowed but not designed for.
 type Planted struct {

@@ -17,7 +17,7 @@ import (
 // Each scenario below runs one request sequence against a provider with the
 // given planted bugs and returns the answers in order, plus the provider.
 // TestPlanted_<Bug> shows the deviation; TestPlanted_ZeroIsReference runs
-// the same scenarios with the zero Planted and expects PROVIDER_API.md.
+// the same scenarios with the zero Planted and expects docs/provider-api.md.
 
 // holdFirst returns a BeforeCommit hook that holds only its first call:
 // it signals entered, then waits for release. Later calls pass through.
@@ -219,7 +219,7 @@ func TestPlanted_QuotedKeyDistinct(t *testing.T) {
 }
 
 // TestPlanted_ZeroIsReference runs every scenario above with the zero
-// Planted: each answers as PROVIDER_API.md says.
+// Planted: each answers as docs/provider-api.md says.
 func TestPlanted_ZeroIsReference(t *testing.T) {
 	var zero provider.Planted
 	t.Run("NoInflightLock scenario", func(t *testing.T) {

@@ -9,10 +9,10 @@ import (
 )
 
 // DefaultRetention is the retention window used when Config.Retention is
-// not positive: 24 hours (PROVIDER_API.md, "retention window").
+// not positive: 24 hours (docs/provider-api.md, "retention window").
 const DefaultRetention = 24 * time.Hour
 
-// chargesPath is the one resource of PROVIDER_API.md.
+// chargesPath is the one resource of docs/provider-api.md.
 const chargesPath = "/v1/charges"
 
 // Config configures a Provider. The zero value is ready to use.
@@ -32,7 +32,7 @@ type Config struct {
 	BeforeCommit func(r *http.Request)
 	// KeyOptional makes the Idempotency-Key optional, as many real APIs
 	// have it: a POST without one is processed (and may charge) instead of
-	// refused with 400. Default false: the key is required (PROVIDER_API.md).
+	// refused with 400. Default false: the key is required (docs/provider-api.md).
 	KeyOptional bool
 	// Planted switches on deliberate bugs; only sut/mutants sets it. The zero
 	// value is the reference provider. It applies to the in-memory store
@@ -83,7 +83,7 @@ func New(cfg Config) *Provider {
 	return p
 }
 
-// ServeHTTP routes a request (PROVIDER_API.md):
+// ServeHTTP routes a request (docs/provider-api.md):
 //
 //   - POST /v1/charges creates a charge (201), declines it (402) or answers
 //     from the key store (replay, 409, 422); bad requests get 400;

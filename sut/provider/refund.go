@@ -49,7 +49,7 @@ func (p *Provider) serveRefunds(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// refund handles POST /v1/refunds (PROVIDER_API.md): 201 with the refund;
+// refund handles POST /v1/refunds (docs/provider-api.md): 201 with the refund;
 // 402 when the amount is more than what is left of the charge; 404 for a
 // charge the account did not make; and, by its own Idempotency-Key store,
 // the replay, 409 in flight and 422 for another body under the key,

@@ -13,23 +13,23 @@ import (
 
 // The dialects.
 const (
-	// DialectReference is PROVIDER_API.md as it is.
+	// DialectReference is docs/provider-api.md as it is.
 	DialectReference = "reference"
 	// DialectStripe is a Stripe-style API (stripe.go).
 	DialectStripe = "stripe"
 )
 
-// Dialect maps the PROVIDER_API operations — create a charge, read its
+// Dialect maps the docs/provider-api.md operations — create a charge, read its
 // outcome, find charges by merchant reference, classify a status — onto
-// one provider's API. The harness speaks PROVIDER_API; a dialect translates
+// one provider's API. The harness speaks docs/provider-api.md; a dialect translates
 // each request onto the wire and each answer back.
 type Dialect interface {
 	// Name is the dialect's name in profiles and reports.
 	Name() string
-	// Send sends req, a PROVIDER_API request (POST /v1/charges, or GET
+	// Send sends req, a docs/provider-api.md request (POST /v1/charges, or GET
 	// /v1/charges?merchant_reference=REF), to the provider at base through
 	// next, authenticated with key, and returns the provider's answer in
-	// PROVIDER_API terms (status codes, JSON bodies).
+	// docs/provider-api.md terms (status codes, JSON bodies).
 	Send(next http.RoundTripper, base *url.URL, key APIKey, req *http.Request) (*http.Response, error)
 }
 
@@ -46,7 +46,7 @@ func dialectNamed(name, replayHeader string, maxBody int64) (Dialect, error) {
 	return nil, fmt.Errorf("remote: unknown dialect %q (reference or stripe)", name)
 }
 
-// referenceDialect sends PROVIDER_API requests unchanged, to base.
+// referenceDialect sends docs/provider-api.md requests unchanged, to base.
 type referenceDialect struct{}
 
 func (referenceDialect) Name() string { return DialectReference }
@@ -86,7 +86,7 @@ func authorize(r *http.Request, key APIKey) {
 	r.Header.Set("Authorization", "Bearer "+key.Reveal())
 }
 
-// newResponse builds the PROVIDER_API answer a dialect translated.
+// newResponse builds the docs/provider-api.md answer a dialect translated.
 func newResponse(req *http.Request, status int, header http.Header, body []byte) *http.Response {
 	if header == nil {
 		header = http.Header{}

@@ -29,7 +29,7 @@ func against(t *testing.T, s *hostile.Server, lim remote.Limits) *remote.Provide
 	return p
 }
 
-// create sends one PROVIDER_API create with a fresh key through p.
+// create sends one docs/provider-api.md create with a fresh key through p.
 func create(ctx context.Context, p *remote.Provider, ref string) (*http.Response, error) {
 	body := `{"amount":1099,"currency":"USD","source":"tok_visa","merchant_reference":"` + ref + `"}`
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://provider/v1/charges", strings.NewReader(body))

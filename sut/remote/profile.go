@@ -34,7 +34,7 @@ type Profile struct {
 	// ("Idempotent-Replayed"); "" for none.
 	ReplayHeader string `json:"replay_header,omitempty"`
 	// Statuses are the status codes the provider answers, on its own wire,
-	// for each idempotency case. The dialect maps them onto PROVIDER_API's
+	// for each idempotency case. The dialect maps them onto docs/provider-api.md's
 	// 400 / 422 / 409. Zero means the dialect's default.
 	Statuses Statuses `json:"statuses"`
 	// Accounts is how many separate accounts the run may use (API keys);
@@ -101,7 +101,7 @@ const (
 const MinRetentionWindow = time.Second
 
 // DefaultRetentionWindow is a profile's retention window when it declares
-// none: 24 h (PROVIDER_API.md).
+// none: 24 h (docs/provider-api.md).
 const DefaultRetentionWindow = 24 * time.Hour
 
 // DraftProfile is what a provider without a profile is judged against:
@@ -123,7 +123,7 @@ func DraftProfile(dialect string) Profile {
 	return p
 }
 
-// ReferenceProfile is the profile of the reference provider (PROVIDER_API.md,
+// ReferenceProfile is the profile of the reference provider (docs/provider-api.md,
 // cmd/refprovider); it matches profiles/reference.json. A URL certified
 // without IDEMCHECK_PROFILE is judged against DraftProfile instead.
 func ReferenceProfile() Profile {

@@ -89,11 +89,11 @@ func (p *Provider) Meter() *Meter { return p.meter }
 // BaseURL is the provider's base URL, as configured.
 func (p *Provider) BaseURL() string { return p.cfg.BaseURL }
 
-// Transport is the dialect-translating transport: it takes PROVIDER_API
+// Transport is the dialect-translating transport: it takes docs/provider-api.md
 // requests (any host; only path and query are used), waits out a
 // Retry-After the provider asked for (Meter.Wait), checks the budget,
 // authenticates them and sends them in the provider's dialect to BaseURL,
-// and returns PROVIDER_API answers, read whole (at most Limits.MaxBody
+// and returns docs/provider-api.md answers, read whole (at most Limits.MaxBody
 // bytes) with the API keys scrubbed from them (see wire). A request over
 // budget, or held by a Retry-After longer than the run has left, is not
 // sent: the error wraps ErrBudget. A request still in flight at the

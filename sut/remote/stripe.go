@@ -13,7 +13,7 @@ import (
 	"github.com/idemcheck/idemcheck/models"
 )
 
-// stripeDialect maps PROVIDER_API onto a Stripe-style API:
+// stripeDialect maps docs/provider-api.md onto a Stripe-style API:
 //
 //   - create: form-encoded POST /v1/charges (amount, currency in lower
 //     case, source, description, metadata[merchant_reference]); the
@@ -24,7 +24,7 @@ import (
 //     becomes 422; 409 (idempotency_key_in_use) stays 409; 429 and 5xx keep
 //     their status and Retry-After;
 //   - find: GET /v1/charges/search?query=metadata['merchant_reference']:'REF'
-//     becomes {"data":[...]} in PROVIDER_API form;
+//     becomes {"data":[...]} in docs/provider-api.md form;
 //   - refunds: POST and GET /v1/refunds (stripe_refund.go).
 //
 // The provider's own error messages are never copied (a provider may echo

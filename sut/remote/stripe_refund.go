@@ -20,7 +20,7 @@ import (
 //     with the refund's id, charge, amount, status and
 //     metadata.merchant_reference; 400 invalid_request_error
 //     amount_too_large or charge_already_refunded becomes the 402 refusal
-//     of PROVIDER_API; 400 idempotency_error becomes 422 (Stripe gives it
+//     of docs/provider-api.md; 400 idempotency_error becomes 422 (Stripe gives it
 //     for another body under the key and for a key first used on another
 //     endpoint: a final refusal either way); the rest keeps its status;
 //   - find: Stripe has no search over refunds, so GET /v1/refunds?limit=100
@@ -87,7 +87,7 @@ func (d stripeDialect) refund(next http.RoundTripper, base *url.URL, key APIKey,
 	return problem(req, resp.StatusCode, h, strings.Trim(se.Error.Type+" "+se.Error.Code, " ")), nil
 }
 
-// raw402 is the PROVIDER_API refusal body of a refund: the error's type
+// raw402 is the docs/provider-api.md refusal body of a refund: the error's type
 // and code only (never the provider's message).
 func raw402(typ, code string) []byte {
 	var e models.ErrorBody

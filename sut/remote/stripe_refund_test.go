@@ -17,7 +17,7 @@ import (
 	"github.com/idemcheck/idemcheck/sut/remote"
 )
 
-// The stripe dialect sends a PROVIDER_API refund as Stripe's form-encoded
+// The stripe dialect sends a docs/provider-api.md refund as Stripe's form-encoded
 // POST /v1/refunds under the bare key, maps its answers back (200 → 201
 // refund; 400 amount_too_large → 402; 400 idempotency_error → 422), and
 // finds refunds by filtering GET /v1/refunds on the metadata.

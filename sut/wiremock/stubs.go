@@ -88,7 +88,7 @@ func scenarioRule(path, name string, ks *keyState) *gowiremock.StubRule {
 }
 
 // keyPattern matches the key sent quoted (a Structured Field String,
-// escapes and all) or bare: one key either way (PROVIDER_API.md), and no
+// escapes and all) or bare: one key either way (docs/provider-api.md), and no
 // other key.
 func keyPattern(key string) string {
 	return `^(?:` + regexp.QuoteMeta(models.FormatKey(key)) + `|` + regexp.QuoteMeta(key) + `)$`

@@ -191,7 +191,7 @@ func (m *Machine) check(*rapid.T) {
 
 // safety is the safety invariants this run judges: all of them in
 // process; against a remote provider, replay-consistent and
-// mismatch-rejected judged from its answers alone (invariants_remote.go),
+// mismatch-rejected judged from its answers alone (conformance/check/remote.go),
 // or left out when a key may expire mid-run; against WireMock, whose
 // answers the harness itself programs from the specification
 // (sut/wiremock), those two are left out, as they would judge the harness.

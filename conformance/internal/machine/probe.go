@@ -31,12 +31,12 @@ const probeWindow = time.Hour
 // provider must replay the first response (seed article 004: "aynı key ile
 // 3 kere art arda istek at") —, the same key with another amount, which it
 // must refuse with 422 (draft §2.6), or the same request with the key as a
-// bare token instead of a Structured Field String, which PROVIDER_API.md
+// bare token instead of a Structured Field String, which docs/provider-api.md
 // asks providers to take as the same key. Open intents are left alone: a
 // probe must not settle what the client is still deciding.
 func (m *Machine) probe(t *rapid.T) {
 	// Against a remote provider whose replay-consistent and
-	// mismatch-rejected are judged from its answers (invariants_remote.go),
+	// mismatch-rejected are judged from its answers (conformance/check/remote.go),
 	// the probes are what gives them something to judge: the reference
 	// client never reuses a key with another body, nor sends it bare.
 	if m.w.real && !m.w.specJudged && !m.w.loopback && !m.remoteJudged() {
