@@ -6,7 +6,6 @@ import (
 
 	"github.com/idemcheck/idemcheck/checkout"
 	"github.com/idemcheck/idemcheck/conformance/internal/machine"
-	"github.com/idemcheck/idemcheck/conformance/internal/run"
 	"github.com/idemcheck/idemcheck/sut/service"
 )
 
@@ -113,6 +112,9 @@ func CheckClient(t *testing.T, newClient checkout.New, opts ...Option) *Stats {
 // crashed or garbage-answering service fails on client-api with a report.
 func CheckService(t *testing.T, launch service.Launcher, opts ...Option) *Stats {
 	t.Helper()
+	if launch == nil {
+		t.Fatal("conformance: CheckService needs a launcher (service.Launcher)")
+	}
 	return checkUnderTest(t, &machine.UnderTest{Launch: launch}, opts)
 }
 
@@ -143,5 +145,5 @@ func checkUnderTest(t *testing.T, u *machine.UnderTest, opts []Option) *Stats {
 	}
 	rc := cfg.settings()
 	rc.Instances, rc.Under = 1, u
-	return statsOf(run.Run(t, rc))
+	return cfg.run(t, rc)
 }

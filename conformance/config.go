@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"testing"
 	"time"
 
 	"github.com/idemcheck/idemcheck/conformance/internal/machine"
@@ -161,10 +162,24 @@ func (c Config) settings() run.Config {
 		Baseline: run.Baseline(c.Baseline), MaxDeviations: c.MaxDeviations, Parallel: c.Parallel,
 		ParallelAuto: c.parallelAuto, Shard: run.Shard(c.Shard),
 	}
-	if f := c.OnStart; f != nil {
-		rc.OnStart = func(s *run.Stats) { f(&Stats{s}) }
-	}
 	return rc
+}
+
+// run runs rc under t, with c.OnStart called on the same *Stats the call
+// returns (one wrapper of the run's statistics per run).
+func (c Config) run(t *testing.T, rc run.Config) *Stats {
+	t.Helper()
+	var pub *Stats
+	wrap := func(s *run.Stats) *Stats {
+		if s != nil && (pub == nil || pub.s != s) {
+			pub = &Stats{s}
+		}
+		return pub
+	}
+	if f := c.OnStart; f != nil {
+		rc.OnStart = func(s *run.Stats) { f(wrap(s)) }
+	}
+	return wrap(run.Run(t, rc))
 }
 
 // fromRun is the Config whose settings are rc (FromEnv's: no callbacks).

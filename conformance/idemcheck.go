@@ -216,5 +216,5 @@ func (p Provider) remoteConfig() (remote.Config, error) {
 // all; cfg.Shard picks its seeds.
 func Run(t *testing.T, cfg Config) *Stats {
 	t.Helper()
-	return statsOf(run.Run(t, cfg.settings()))
+	return cfg.run(t, cfg.settings())
 }

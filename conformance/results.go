@@ -15,12 +15,12 @@ import (
 // deviations the failure catalogue found. It is safe for concurrent use.
 type Stats struct{ s *run.Stats }
 
-// statsOf wraps the run's statistics; nil when the run did not start.
-func statsOf(s *run.Stats) *Stats {
-	if s == nil {
-		return nil
+// of is the run's statistics, none yet for a zero Stats.
+func (s *Stats) of() *run.Stats {
+	if s.s == nil {
+		return &run.Stats{}
 	}
-	return &Stats{s}
+	return s.s
 }
 
 // Results is the run's verdict on each invariant (docs/invariants.md, and
@@ -29,38 +29,38 @@ func statsOf(s *run.Stats) *Stats {
 // the baseline lists, NOT JUDGED for one this setup rules out,
 // INCONCLUSIVE when a budget stopped the run or what it speaks of never
 // happened (it held vacuously), PASS for the others once evaluated.
-func (s *Stats) Results() []reports.InvariantResult { return s.s.Results() }
+func (s *Stats) Results() []reports.InvariantResult { return s.of().Results() }
 
 // Coverage is what the run exercised: sequences, steps, exchanges and
 // faults by kind.
-func (s *Stats) Coverage() reports.Coverage { return s.s.Coverage() }
+func (s *Stats) Coverage() reports.Coverage { return s.of().Coverage() }
 
 // Deviations are the distinct deviations the run found, in the order
 // found: against a URL every one its failure catalogue found; else the
 // shrunk failure of each property that failed.
-func (s *Stats) Deviations() []reports.Deviation { return s.s.Deviations() }
+func (s *Stats) Deviations() []reports.Deviation { return s.of().Deviations() }
 
 // RunFolder is the run's folder, <report dir>/<UTC start>-<test>, where
 // its summary or failure report goes; "" when the run did not start. A
 // run of several properties at once (Config.Parallel) that failed writes
 // each failure in its property's own folder instead.
-func (s *Stats) RunFolder() string { return s.s.RunFolder() }
+func (s *Stats) RunFolder() string { return s.of().RunFolder() }
 
 // Sequences is how many drawn sequences ran to their end.
-func (s *Stats) Sequences() int { return s.s.Sequences() }
+func (s *Stats) Sequences() int { return s.of().Sequences() }
 
 // Evaluations is how many times invariant name was evaluated.
-func (s *Stats) Evaluations(name string) int { return s.s.Evaluations(name) }
+func (s *Stats) Evaluations(name string) int { return s.of().Evaluations(name) }
 
 // Injected is how many faults of kind k were applied.
-func (s *Stats) Injected(k faults.Kind) int { return s.s.Injected(k) }
+func (s *Stats) Injected(k faults.Kind) int { return s.of().Injected(k) }
 
 // Summary is the per-invariant report printed at the end of a run.
-func (s *Stats) Summary() string { return s.s.Summary() }
+func (s *Stats) Summary() string { return s.of().Summary() }
 
 // Stopped says why the run stopped before its sequences were done (a
 // budget ran out, the provider could not be read), "" when it did not.
-func (s *Stats) Stopped() string { return s.s.Stopped() }
+func (s *Stats) Stopped() string { return s.of().Stopped() }
 
 // The invariant names (docs/invariants.md), as Stats.Results and a
 // *ViolationError name them.
@@ -142,3 +142,6 @@ func (b Baseline) Knows(v *ViolationError) bool { return run.Baseline(b).Knows(v
 type Shard struct {
 	Index, Count int
 }
+
+// String is "i/n" as IDEMCHECK_SHARD spells it, "" for the whole run.
+func (s Shard) String() string { return run.Shard(s).String() }

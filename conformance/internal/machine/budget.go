@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/sut/backend"
+	"github.com/idemcheck/idemcheck/sut/remote"
 )
 
 // KnownShrinkShare is the share of each budget of a run against a URL
@@ -20,6 +21,10 @@ const KnownShrinkShare = 0.1
 // cut short by KnownShrinkShare (the run's round; minimality).
 const KnownCut = "known (listed in the baseline): its shrink may spend"
 
+// metered is a backend whose requests go through a remote provider's
+// meter: backend.Remote, alone or with a second account.
+type metered interface{ Provider() *remote.Provider }
+
 // Spend is what a run against a URL had used of its budgets at a moment:
 // requests, creates and when.
 type Spend struct {
@@ -30,7 +35,7 @@ type Spend struct {
 // SpendNow is what b has used so far; ok false when b is not metered (in
 // process, a service: no budgets to share).
 func SpendNow(b backend.Backend) (Spend, bool) {
-	r, ok := b.(*backend.Remote)
+	r, ok := b.(metered)
 	if !ok {
 		return Spend{}, false
 	}
@@ -44,11 +49,11 @@ func SpendNow(b backend.Backend) (Spend, bool) {
 // why ("" if not).
 func (m *Machine) knownShrinkSpent() string {
 	from := m.run.KnownFrom
-	rb, ok := m.w.prov.(*backend.Remote)
+	rb, ok := m.w.prov.(metered)
 	if from == nil || !ok {
 		return ""
 	}
-	now, _ := SpendNow(rb)
+	now, _ := SpendNow(m.w.prov)
 	lim := rb.Provider().Config().Limits
 	share := func(n int) int { return max(1, int(float64(n)*KnownShrinkShare)) }
 	which := ""

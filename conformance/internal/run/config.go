@@ -107,17 +107,15 @@ func FromEnv() (Config, error) {
 // WithDefaults is c with the default of every zero field, or an error
 // naming the setting that is not supported.
 func (c Config) WithDefaults() (Config, error) {
-	var err error
-	if c.Config, err = c.Config.WithDefaults(); err != nil {
-		return c, err
-	}
 	if c.ReportDir == "" {
 		c.ReportDir = DefaultReportDir
 	}
 	if c.MaxDeviations == 0 {
 		c.MaxDeviations = DefaultMaxDeviations
 	}
-	return c, nil
+	var err error
+	c.Config, err = c.Config.WithDefaults()
+	return c, err
 }
 
 // RemoteProvider returns c.Remote, or builds it from the environment for
