@@ -55,7 +55,7 @@ func (r *runState) shrinkEnd(ph machine.Phase) *check.ViolationError {
 // unexported (T.s, a bitStream embedding recordedBits.data) and
 // reflect reads it, as written by pgregory.net/rapid v1.3.0; a rapid
 // that keeps it otherwise gives nil, the fail file is then dropped rather
-// than wrong, and TestDrawnBitsReplay fails.
+// than wrong, and TestShrinkCutByTheBudgetKeepsMemoryFlat fails.
 func drawnBits(t *rapid.T) []uint64 {
 	v := reflect.ValueOf(t).Elem().FieldByName("s")
 	if !v.IsValid() || v.Kind() != reflect.Interface || v.IsNil() {
