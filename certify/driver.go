@@ -125,16 +125,28 @@ func newKey() string { return uuid.NewString() }
 // them creates) do not fit in the budget beside what is reserved, or the
 // run's time is up.
 func (r *runner) afford(requests, posts int) error {
+	if why := r.p.Meter().Interrupted(); why != "" {
+		return fmt.Errorf("%w: %s", errBudget, why)
+	}
 	if err := r.p.Meter().Held(); err != nil {
 		return fmt.Errorf("%w: %s", errBudget, strings.TrimSuffix(strings.TrimPrefix(err.Error(), "remote: "), "; request not sent"))
 	}
 	if r.ctx.Err() != nil {
-		return fmt.Errorf("%w: duration of %s spent", errBudget, r.p.Config().Limits.MaxDuration)
+		return r.spent()
 	}
 	if ok, what := r.p.Meter().Afford(requests+r.reserved.requests, posts+r.reserved.posts); !ok {
 		return fmt.Errorf("%w: not enough %s left", errBudget, what)
 	}
 	return nil
+}
+
+// spent is the errBudget of a run whose time is up: its interrupt
+// (remote.Meter.Interrupt), else its duration budget.
+func (r *runner) spent() error {
+	if why := r.p.Meter().Interrupted(); why != "" {
+		return fmt.Errorf("%w: %s", errBudget, why)
+	}
+	return fmt.Errorf("%w: duration of %s spent", errBudget, r.p.Config().Limits.MaxDuration)
 }
 
 // post sends one create through the proxy: keyHeader is the
@@ -176,8 +188,11 @@ func (r *runner) sendBytes(c *http.Client, method, url, keyHeader string, b []by
 func (r *runner) do(c *http.Client, req *http.Request) (answer, error) {
 	resp, err := c.Do(req)
 	if err != nil {
+		if why := r.p.Meter().Interrupted(); why != "" {
+			return answer{}, fmt.Errorf("%w: %s", errBudget, why)
+		}
 		if r.ctx.Err() != nil {
-			return answer{}, fmt.Errorf("%w: duration of %s spent", errBudget, r.p.Config().Limits.MaxDuration)
+			return answer{}, r.spent()
 		}
 		if errors.Is(err, remote.ErrBudget) {
 			return answer{}, fmt.Errorf("%w: %v", errBudget, err)
@@ -296,7 +311,7 @@ func (r *runner) settle(keyHeader string, body models.ChargeRequest) (answer, in
 			return a, try, fmt.Errorf("%w: Retry-After %s is longer than the run has left", errBudget, wait)
 		}
 		if err := pause(r.ctx, wait); err != nil {
-			return a, try, fmt.Errorf("%w: duration spent", errBudget)
+			return a, try, r.spent()
 		}
 	}
 }

@@ -31,6 +31,9 @@ func checkRetention(r *runner) (verdict, string, error) {
 		return inc, fmt.Sprintf("the first create took %s to answer, longer than the %s wait: no retry fits inside the window", spanWords(time.Since(sent)), wait), nil
 	}
 	if err := pause(r.ctx, wait-time.Since(sent)); err != nil {
+		if why := r.p.Meter().Interrupted(); why != "" {
+			return inc, fmt.Sprintf("%s: %s while waiting", errBudget, why), nil
+		}
 		return inc, fmt.Sprintf("%s: duration spent while waiting", errBudget), nil
 	}
 	again, err := r.post(key, body)

@@ -86,7 +86,14 @@ func TestCatalogueListsEveryDeviation(t *testing.T) {
 		found[rep.Invariant] = rep.Verdict
 		t.Logf("deviation %d: %s, %d steps, %s", n+1, rep.Invariant, rep.StepCount, shrinkCell(t, string(cat), rep.Invariant))
 		if want, ok := minimum[rep.Invariant]; ok {
-			require.Equal(t, want, rep.StepCount, "%s: its mutant's minimal counterexample; %+v\n%s", rep.Invariant, rep, out)
+			// Its mutant's minimal counterexample, unless the shrink was
+			// cut (by rapid's shrink time on a busy machine: issue 22,
+			// item 11), and then said so: a longer one called minimal is
+			// the desynchronised shrink of issue 11.
+			require.GreaterOrEqual(t, rep.StepCount, want, "%s: shorter than its mutant's minimal counterexample; %+v\n%s", rep.Invariant, rep, out)
+			if cell := shrinkCell(t, string(cat), rep.Invariant); rep.StepCount > want {
+				require.True(t, strings.HasPrefix(cell, "not minimal"), "%s: %d steps where %d suffice, called %q; %+v\n%s", rep.Invariant, rep.StepCount, want, cell, rep, out)
+			}
 		} else {
 			require.True(t, others[rep.Invariant], "an unexpected deviation: %+v\n%s", rep, out)
 			require.Equal(t, reports.Fail, rep.Verdict)

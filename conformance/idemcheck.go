@@ -85,10 +85,14 @@ type Provider struct {
 	// Progress receives one line per requirement verdict and a running
 	// count of sequences with the requests and charges left; default t.Log.
 	Progress io.Writer
-	// Stop, when closed, ends the run as if its duration budget ran out
-	// (cmd/idemcheck closes it on SIGINT or SIGTERM): what was judged so
-	// far is written, INCONCLUSIVE where unfinished; default nil (never).
+	// Stop, when closed, ends the run at once (cmd/idemcheck closes it on
+	// SIGINT or SIGTERM): requests in flight are ended, what was judged so
+	// far is written, INCONCLUSIVE where unfinished, with the reason "the
+	// run was interrupted"; default nil (never).
 	Stop <-chan struct{}
+	// StopCause, when set, names what closed Stop ("SIGINT"), for that
+	// reason: "the run was interrupted (SIGINT)"; default nil (unnamed).
+	StopCause func() string
 }
 
 // Budgets bound a certification run: it stops with INCONCLUSIVE verdicts
@@ -142,7 +146,7 @@ func CertifyProvider(t *testing.T, p Provider) Result {
 		t.Fatal(err)
 	}
 	cert, paths := run.Certify(t, run.Certification{Remote: rc, Checks: p.Checks, Seed: p.Seed, ReportDir: p.ReportDir,
-		Baseline: p.Baseline, TimeScale: p.TimeScale, Progress: p.Progress, Stop: p.Stop})
+		Baseline: p.Baseline, TimeScale: p.TimeScale, Progress: p.Progress, Stop: p.Stop, StopCause: p.StopCause})
 	return Result{Certification: cert, Paths: paths}
 }
 

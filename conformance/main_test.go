@@ -12,7 +12,9 @@ import (
 // running when the tests end, and removes the refprovider binary the
 // curl-script tests built.
 func TestMain(m *testing.M) {
+	watchPeak()
 	code := m.Run()
+	writePeak() // a child run's own peak memory, when asked (shrink_memory_test.go)
 	conformance.StopWireMock()
 	sharedWireMock.Stop()
 	removeRefprovider()

@@ -55,9 +55,9 @@ func certifyMain(_ context.Context, args []string, stdout, stderr io.Writer) int
 		return exitUsage
 	}
 	fmt.Fprintf(stderr, "idemcheck: seed %d (repeat this run with -seed %d)\n", p.Seed, p.Seed)
-	stop, release := onSignal(stderr, false)
+	stop, cause, release := onSignal(stderr, false)
 	defer release()
-	p.Stop = stop
+	p.Stop, p.StopCause = stop, cause
 	log, err := newTestLog(*verbose)
 	if err != nil {
 		fmt.Fprintln(stderr, "idemcheck certify:", err)

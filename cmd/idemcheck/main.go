@@ -51,6 +51,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -220,15 +221,16 @@ func parse(fs *flag.FlagSet, args []string, stdout io.Writer) (pos []string, cod
 }
 
 // onSignal returns a channel closed at the first SIGINT or SIGTERM, after
-// saying so on stderr; a second signal exits at once with code 3. With
-// atOnce the first signal exits at once with code 3 (run and replay: the
-// embedded provider's run has no budget to end; reports already written
-// stay).
-func onSignal(stderr io.Writer, atOnce bool) (stop <-chan struct{}, release func()) {
+// saying so on stderr, and what names that signal ("SIGINT"; "" before
+// it); a second signal exits at once with code 3. With atOnce the first
+// signal exits at once with code 3 (run and replay: the embedded
+// provider's run has no budget to end; reports already written stay).
+func onSignal(stderr io.Writer, atOnce bool) (stop <-chan struct{}, cause func() string, release func()) {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	ch := make(chan struct{})
 	done := make(chan struct{})
+	var name atomic.Value // string
 	go func() {
 		select {
 		case s := <-sigs:
@@ -236,6 +238,7 @@ func onSignal(stderr io.Writer, atOnce bool) (stop <-chan struct{}, release func
 				fmt.Fprintf(stderr, "idemcheck: %s: stopped; the reports written so far stay\n", s)
 				os.Exit(exitInconclusive)
 			}
+			name.Store(signalName(s))
 			fmt.Fprintf(stderr, "idemcheck: %s: stopping; writing what was judged (again to quit at once)\n", s)
 			close(ch)
 		case <-done:
@@ -247,5 +250,20 @@ func onSignal(stderr io.Writer, atOnce bool) (stop <-chan struct{}, release func
 		case <-done:
 		}
 	}()
-	return ch, func() { signal.Stop(sigs); close(done) }
+	cause = func() string {
+		n, _ := name.Load().(string)
+		return n
+	}
+	return ch, cause, func() { signal.Stop(sigs); close(done) }
+}
+
+// signalName is s as a reason names it: "SIGINT", "SIGTERM".
+func signalName(s os.Signal) string {
+	switch s {
+	case os.Interrupt:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return s.String()
 }

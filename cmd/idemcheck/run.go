@@ -112,7 +112,7 @@ func runProperty(verb string, c *propertyConfig, targs []string, stdout, stderr 
 		fmt.Fprintf(stderr, "idemcheck %s: %v\n", verb, err)
 		return exitUsage, stats
 	}
-	stop, release := onSignal(stderr, true)
+	stop, _, release := onSignal(stderr, true)
 	defer release()
 	cfg.OnStart = func(s *conformance.Stats) { stats = s } // also when the run fails: Run does not return then
 	failed, err := gotest.Run("idemcheck", append(targs, testFlags(c.verbose)...), log.out(), func(t *testing.T) { stats = conformance.Run(t, cfg) })

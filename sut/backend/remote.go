@@ -251,6 +251,9 @@ func pause(d time.Duration) {
 // budget (nothing is sent to the provider before it expires); one that
 // outlasts the budget is the reason.
 func (r *Remote) Exhausted() (bool, string) {
+	if why := r.p.Meter().Interrupted(); why != "" {
+		return true, why
+	}
 	if err := r.p.Wait(context.Background()); err != nil {
 		return true, strings.TrimPrefix(err.Error(), "remote: ")
 	}

@@ -80,17 +80,66 @@ type Meter struct {
 	heldAt   time.Time     // when the provider last asked to wait
 	held     time.Duration // for how long (its Retry-After)
 
-	stopped atomic.Bool // Stop was called
+	stopped atomic.Bool // Stop or Interrupt was called
+	// interrupted ends at Interrupt, why says why; a request in flight
+	// then is ended (withDeadline).
+	interrupted context.Context
+	interrupt   context.CancelFunc
+	stopOnce    sync.Once
+	why         atomic.Pointer[string]
 }
 
-// Stop ends the duration budget now (a user's interrupt): every later Take
-// and Afford answers as if it had run out, so the run stops INCONCLUSIVE
-// and writes what it judged. Requests in flight finish.
-func (m *Meter) Stop() { m.stopped.Store(true) }
+// Stop is Interrupt with the reason "the run was interrupted".
+func (m *Meter) Stop() { m.Interrupt("the run was interrupted") }
+
+// Interrupt ends the run now (a user's interrupt; why says so, e.g. "the
+// run was interrupted (SIGINT)"): every later Take refuses with an
+// *InterruptError and Afford with "interrupted", and every request in
+// flight is ended at once, so the run stops INCONCLUSIVE with why as its
+// reason and writes what it judged. Only the first call's why is kept.
+func (m *Meter) Interrupt(why string) {
+	m.stopOnce.Do(func() {
+		m.why.Store(&why)
+		m.stopped.Store(true)
+		m.interrupt()
+	})
+}
+
+// Interrupted is why the run was interrupted (Interrupt), "" if it was
+// not.
+func (m *Meter) Interrupted() string {
+	if w := m.why.Load(); w != nil {
+		return *w
+	}
+	return ""
+}
+
+// InterruptError is a request the run's interrupt (Meter.Interrupt)
+// refused, or ended in flight. It wraps ErrBudget: like a spent budget,
+// it stops the run without a verdict.
+type InterruptError struct {
+	Why      string // Meter.Interrupt's reason
+	inFlight bool   // sent, and ended by the interrupt
+}
+
+func (e *InterruptError) Error() string {
+	if e.inFlight {
+		return "remote: " + e.Why + "; the request in flight was ended"
+	}
+	return "remote: " + e.Why + "; request not sent"
+}
+
+// Unwrap makes errors.Is(err, ErrBudget) hold.
+func (e *InterruptError) Unwrap() error { return ErrBudget }
+
+// NotSent reports whether the request was never sent (faults.NotSent).
+func (e *InterruptError) NotSent() bool { return !e.inFlight }
 
 // NewMeter starts a meter for limits (defaults filled) at now.
 func NewMeter(limits Limits) *Meter {
-	return &Meter{limits: limits.withDefaults(), start: time.Now(), now: time.Now}
+	m := &Meter{limits: limits.withDefaults(), start: time.Now(), now: time.Now}
+	m.interrupted, m.interrupt = context.WithCancel(context.Background())
+	return m
 }
 
 // Deadline is when the duration budget runs out.
@@ -129,8 +178,12 @@ func (m *Meter) heldPastDeadline() error {
 
 // Wait returns once the provider's last Retry-After has passed (at once
 // when there is none): a *HoldError, without waiting, when it outlasts the
-// duration budget; ctx's error when ctx ends first.
+// duration budget; an *InterruptError at the run's interrupt; ctx's
+// error when ctx ends first.
 func (m *Meter) Wait(ctx context.Context) error {
+	if why := m.Interrupted(); why != "" {
+		return &InterruptError{Why: why}
+	}
 	m.mu.Lock()
 	if err := m.heldPastDeadline(); err != nil {
 		m.mu.Unlock()
@@ -146,6 +199,8 @@ func (m *Meter) Wait(ctx context.Context) error {
 	select {
 	case <-t.C:
 		return m.Wait(ctx) // a later answer may have asked for longer
+	case <-m.interrupted.Done():
+		return &InterruptError{Why: m.Interrupted()}
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -158,7 +213,9 @@ func (m *Meter) Take(method string) error {
 	defer m.mu.Unlock()
 	post := method == http.MethodPost
 	switch {
-	case m.stopped.Load() || !m.now().Before(m.Deadline()):
+	case m.stopped.Load():
+		return &InterruptError{Why: m.Interrupted()}
+	case !m.now().Before(m.Deadline()):
 		return &BudgetError{Resource: "duration", Limit: m.limits.MaxDuration.String()}
 	case m.requests >= m.limits.MaxRequests:
 		return &BudgetError{Resource: "requests", Limit: fmt.Sprint(m.limits.MaxRequests)}
@@ -173,12 +230,15 @@ func (m *Meter) Take(method string) error {
 }
 
 // Afford reports whether requests more requests, posts of them creates,
-// fit in what is left, and if not which budget is short.
+// fit in what is left, and if not which budget is short ("interrupted"
+// after Interrupt: Interrupted says why).
 func (m *Meter) Afford(requests, posts int) (bool, string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	switch {
-	case m.stopped.Load() || !m.now().Before(m.Deadline()), m.heldPastDeadline() != nil:
+	case m.stopped.Load():
+		return false, "interrupted"
+	case !m.now().Before(m.Deadline()), m.heldPastDeadline() != nil:
 		return false, "duration"
 	case m.requests+requests > m.limits.MaxRequests:
 		return false, "requests"

@@ -111,6 +111,9 @@ const RedirectHeader = "Idemcheck-Redirect-Location"
 // malformed status line), and the duration budget named when the run's
 // deadline ended the request.
 func (w *wire) failure(ctx context.Context, err error) error {
+	if errors.Is(context.Cause(ctx), errInterrupted) {
+		return &InterruptError{Why: w.meter.Interrupted(), inFlight: true}
+	}
 	if errors.Is(context.Cause(ctx), errDeadline) {
 		return &BudgetError{Resource: "duration", Limit: w.meter.limits.MaxDuration.String(), inFlight: true}
 	}
@@ -162,9 +165,16 @@ var errUnasked = errors.New("an answer the request did not ask for")
 // budget's deadline.
 var errDeadline = errors.New("remote: the duration budget's deadline")
 
+// errInterrupted is the cause of a request context ended by the run's
+// interrupt (Meter.Interrupt).
+var errInterrupted = errors.New("remote: the run was interrupted")
+
 // withDeadline bounds ctx by the meter's deadline, with errDeadline as
 // the cause, so a request in flight then ends then (not at its own
-// timeout).
+// timeout), and by its interrupt, with errInterrupted.
 func (m *Meter) withDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithDeadlineCause(ctx, m.Deadline(), errDeadline)
+	ctx, cancelDeadline := context.WithDeadlineCause(ctx, m.Deadline(), errDeadline)
+	ctx, cancel := context.WithCancelCause(ctx)
+	unhook := context.AfterFunc(m.interrupted, func() { cancel(errInterrupted) })
+	return ctx, func() { unhook(); cancel(nil); cancelDeadline() }
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/idemcheck/idemcheck/conformance/check"
 	"github.com/idemcheck/idemcheck/sut/backend"
 	"github.com/idemcheck/idemcheck/sut/remote"
 )
@@ -68,4 +69,12 @@ func (m *Machine) knownShrinkSpent() string {
 		return ""
 	}
 	return fmt.Sprintf("%s %.0f%% of each budget, and the %s share is spent", KnownCut, KnownShrinkShare*100, which)
+}
+
+// Ended is the machine of a check that runs nothing and fails at once
+// with v: the run's shrink of a counterexample was cut (a budget, or a
+// known deviation's share) and every further check ends it (run.shrinkEnd).
+// It has no world; only Conclude may be called on it.
+func Ended(c Check, v *check.ViolationError) *Machine {
+	return &Machine{run: c, failed: v, evals: map[string]int{}}
 }

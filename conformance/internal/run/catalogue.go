@@ -70,6 +70,13 @@ type round struct {
 	// shrunk counterexample once rapid is done.
 	smallest  reports.Failure
 	smallestV *check.ViolationError
+	// smallestBits are rapid's draws of smallest, when rapid recorded
+	// them (drawnBits), for the fail file of a shrink the run ended.
+	smallestBits []uint64
+	// ended counts the shrink's checks that failed at once after it was
+	// cut (shrinkEnd); rapid's fail file then holds no draws until record
+	// puts smallest's in (keepSmallest).
+	ended int
 	// cut says why a shrink attempt stopped without a verdict (a budget,
 	// or the share a known deviation may spend: knownCut).
 	cut string
@@ -102,13 +109,13 @@ func (r *runState) beginCheck() machine.Phase {
 // done is the shrunk counterexample), a shrink cut short; and counts a
 // search check that ran to a verdict — the failing one included — noting
 // a round's first violation.
-func (r *runState) endCheck(m *machine.Machine) {
+func (r *runState) endCheck(m *machine.Machine, bits []uint64) {
 	if lo := m.LeftOut(); lo != nil {
 		r.stats.leaveOut(lo)
 	}
 	failed, w := m.Failed()
 	if failed != nil {
-		r.remember(m, w, failed)
+		r.remember(m, w, failed, bits)
 	}
 	switch {
 	case m.Phase() == machine.PhaseSkip:
@@ -150,11 +157,12 @@ func (r *runState) endCheck(m *machine.Machine) {
 // smaller sequence that fails at the same place (Conclude), whatever its
 // message, so the shrunk violation may be of another category than the
 // round's first one; the deviation is the shrunk one, as rapid reports it.
-func (r *runState) remember(m *machine.Machine, w check.World, v *check.ViolationError) {
+// bits are rapid's draws of the check, nil when rapid did not record them.
+func (r *runState) remember(m *machine.Machine, w check.World, v *check.ViolationError, bits []uint64) {
 	f := failureOf(r, m, w, v)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.round.smallest, r.round.smallestV = f, v
+	r.round.smallest, r.round.smallestV, r.round.smallestBits = f, v, bits
 	r.last.set(f)
 }
 
@@ -341,7 +349,7 @@ var retries atomic.Int64
 func (r *runState) record(t *testing.T, rd round, rapidText string) {
 	t.Helper()
 	f, v := rd.smallest, rd.smallestV
-	ff := r.keepFailFile(failFileIn(rapidText), rd)
+	ff := r.keepFailFile(keepSmallest(failFileIn(rapidText), rd.smallestBits), rd)
 	f.Replay, f.Seed, f.Explanation, f.Category = replayCommand(r, ff), failFileSeed(ff), explain(f), v.Category
 	switch {
 	case r.cfg.Reproduce > 0 && (ff == "" || rd.cut != ""):

@@ -27,6 +27,7 @@ type Certification struct {
 	TimeScale float64
 	Progress  io.Writer
 	Stop      <-chan struct{}
+	StopCause func() string
 }
 
 // Certify is conformance.CertifyProvider: the requirements, then the
@@ -37,13 +38,18 @@ func Certify(t *testing.T, p Certification) (reports.Certification, reports.Cert
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The requirements' own waits (a Retry-After, a retention window) end
+	// at the duration budget, or at once on Stop.
+	ctx, cancel := context.WithTimeout(t.Context(), prov.Config().Limits.MaxDuration+time.Minute)
+	defer cancel()
 	if p.Stop != nil {
 		done := make(chan struct{})
 		defer close(done)
 		go func() {
 			select {
 			case <-p.Stop:
-				prov.Meter().Stop()
+				prov.Meter().Interrupt(interrupted(p.StopCause))
+				cancel()
 			case <-done:
 			}
 		}()
@@ -76,8 +82,6 @@ func Certify(t *testing.T, p Certification) (reports.Certification, reports.Cert
 		l := prov.Config().Limits
 		return fmt.Sprintf("%d requests and %d charges left", l.MaxRequests-req, l.MaxCharges-posts)
 	})
-	ctx, cancel := context.WithTimeout(t.Context(), prov.Config().Limits.MaxDuration+time.Minute)
-	defer cancel()
 	cert, err := certify.Run(ctx, prov, certify.Options{Progress: func(r reports.RequirementResult) { _ = progress.Requirement(pcfg.Baseline.requirement(r)) }})
 	for i, r := range cert.Requirements {
 		cert.Requirements[i] = pcfg.Baseline.requirement(r) // a requirement id the baseline lists: KNOWN, not FAIL
@@ -120,6 +124,18 @@ func Certify(t *testing.T, p Certification) (reports.Certification, reports.Cert
 	}
 	t.Logf("certification: %s (%s)\njunit: %s", fromRoot(paths.Markdown), cert.Overall(), fromRoot(paths.JUnit))
 	return cert, paths
+}
+
+// interrupted is the reason a run stopped by Certification.Stop gives:
+// "the run was interrupted", with what cause names in brackets.
+func interrupted(cause func() string) string {
+	why := "the run was interrupted"
+	if cause != nil {
+		if c := cause(); c != "" {
+			why += " (" + c + ")"
+		}
+	}
+	return why
 }
 
 // setRapidFlags sets -rapid.checks and -rapid.seed for one call when

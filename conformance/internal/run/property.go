@@ -27,7 +27,7 @@ func (r *runState) Property() func(*rapid.T) {
 			m := r.bubbleMachine(t, r.mutant, r.beginCheck())
 			t.Repeat(m.Actions())
 			m.Finish()
-			r.endCheck(m)
+			r.endCheck(m, nil) // a bubble's shrink is never cut: no budget
 			m.Conclude(t)
 		})
 	}
@@ -48,12 +48,27 @@ func (r *runState) bubbleMachine(t *rapid.T, mutant *mutants.Mutant, ph machine.
 
 // realTime is one check against a provider in real time (WireMock): no
 // bubble; every step waits for what it started, so nothing is in flight
-// between steps, and the provider is reset for the next check.
+// between steps, and the provider is reset for the next check. Once a
+// round's shrink was cut, a check runs nothing and fails at once
+// (shrinkEnd), so that rapid ends the shrink: from the same line as a
+// sequence's failure, since rapid compares where a check failed.
 func (r *runState) realTime(t *rapid.T) {
 	ph := r.beginCheck()
 	if ph == machine.PhaseSkip || ph == machine.PhaseSearch && r.stoppedWhy() != "" {
 		return // judged in an earlier round, or the search budget is spent
 	}
+	var m *machine.Machine
+	if v := r.shrinkEnd(ph); v != nil {
+		m = machine.Ended(r.check(ph), v)
+	} else {
+		m = r.sequence(t, ph)
+	}
+	m.Conclude(t)
+}
+
+// sequence runs one drawn sequence of phase ph in real time and takes in
+// its outcome (endCheck).
+func (r *runState) sequence(t *rapid.T, ph machine.Phase) *machine.Machine {
 	w, err := machine.NewWorld(r.cfg.Config, r.mutant)
 	if err != nil {
 		t.Fatal(err)
@@ -65,8 +80,12 @@ func (r *runState) realTime(t *rapid.T) {
 	m := machine.New(w, r.check(ph))
 	t.Repeat(m.Actions())
 	m.Finish()
-	r.endCheck(m)
-	m.Conclude(t)
+	var bits []uint64
+	if f, _ := m.Failed(); f != nil {
+		bits = drawnBits(t)
+	}
+	r.endCheck(m, bits)
+	return m
 }
 
 // check is what the machine of a check for phase ph is told: the

@@ -1,0 +1,121 @@
+package run
+
+import (
+	"fmt"
+	"os"
+	"reflect"
+	"strings"
+
+	"github.com/idemcheck/idemcheck/conformance/check"
+	"github.com/idemcheck/idemcheck/conformance/internal/machine"
+	"pgregory.net/rapid"
+)
+
+// Ending a shrink that a budget cut. Once a check of a round's shrink
+// stopped without a verdict (a budget of a run against a URL is spent, or
+// the share a known deviation's shrink may spend: round.cut), no later
+// check can judge anything, yet rapid's shrinker would go on drawing every
+// candidate of its pass — tens of thousands against a long
+// counterexample, each kept in its cache of tried candidates — until its
+// shrink time (issue 22: 40,000–157,000 candidates, 1.7 GB). rapid
+// (v1.3.0, shrink.go) ends a shrink at once only when a candidate fails
+// first at the place of the round's failure and then, run again, with
+// another message ("flaky"): it then stops and reports that second
+// error. So after a cut every check runs nothing and fails at Conclude:
+// the first with a message of its own (rapid takes the candidate as
+// failing, since it compares only where it failed), every later one with
+// the round's failure, word for word — rapid's verdict keeps the round's
+// message. rapid saves that last candidate, which drew nothing, as the
+// fail file; record puts the smallest counterexample's draws in it
+// (keepSmallest), read from rapid's T as it failed (drawnBits).
+
+// shrinkEnd is what check of phase ph must fail with, at once, because
+// its round's shrink was cut; nil when it runs as usual.
+func (r *runState) shrinkEnd(ph machine.Phase) *check.ViolationError {
+	if ph != machine.PhaseShrink {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rd := &r.round
+	if rd.cut == "" || rd.smallestV == nil {
+		return nil
+	}
+	rd.ended++
+	v := *rd.smallestV
+	if rd.ended == 1 {
+		v.Category += " (the shrink ends: " + rd.cut + ")"
+	}
+	v.Message = ""
+	return &v
+}
+
+// drawnBits is what rapid's t has drawn so far, when rapid records it (a
+// check that reproduces or shrinks a failure), else nil. rapid keeps it
+// unexported (T.s, a bitStream embedding recordedBits.data) and
+// reflect reads it, as written by pgregory.net/rapid v1.3.0; a rapid
+// that keeps it otherwise gives nil, the fail file is then dropped rather
+// than wrong, and TestShrinkCutByTheBudgetKeepsMemoryFlat fails.
+func drawnBits(t *rapid.T) []uint64 {
+	v := reflect.ValueOf(t).Elem().FieldByName("s")
+	if !v.IsValid() || v.Kind() != reflect.Interface || v.IsNil() {
+		return nil
+	}
+	if v = v.Elem(); v.Kind() != reflect.Pointer || v.IsNil() {
+		return nil
+	}
+	d := v.Elem().FieldByName("data")
+	if !d.IsValid() || d.Kind() != reflect.Slice || d.Type().Elem().Kind() != reflect.Uint64 || d.Len() == 0 {
+		return nil
+	}
+	out := make([]uint64, d.Len())
+	for i := range out {
+		out[i] = d.Index(i).Uint()
+	}
+	return out
+}
+
+// keepSmallest makes a fail file rapid saved with no draws — the last
+// candidate of a shrink the run ended, which drew nothing — hold bits,
+// the draws of the smallest counterexample; rapid's own lines (its version
+// and seed, the comments) stay. A fail file with draws is rapid's verdict
+// as usual and is left as it is. It returns the fail file to report, ""
+// when there is none or it cannot hold bits (it is then removed: a fail
+// file without draws replays nothing).
+func keepSmallest(ff string, bits []uint64) string {
+	if ff == "" {
+		return ""
+	}
+	b, err := os.ReadFile(ff)
+	if err != nil {
+		return ff // rapid's, as rapid named it
+	}
+	var out []string
+	header, draws := "", 0
+	for line := range strings.SplitSeq(string(b), "\n") {
+		switch t := strings.TrimSpace(line); {
+		case t == "" || strings.HasPrefix(t, "#"):
+			out = append(out, line)
+		case header == "":
+			header = t // "<rapid version>#<seed>"; rapid's draws follow it
+		default:
+			draws++
+		}
+	}
+	switch {
+	case draws > 0:
+		return ff
+	case header == "" || bits == nil:
+		removeFailFile(ff)
+		return ""
+	}
+	out = append(out, "# idemcheck: the draws of the smallest counterexample found before the shrink was cut", header)
+	for _, u := range bits {
+		out = append(out, fmt.Sprintf("0x%x", u))
+	}
+	if err := os.WriteFile(ff, []byte(strings.Join(out, "\n")), 0o644); err != nil {
+		removeFailFile(ff)
+		return ""
+	}
+	return ff
+}
