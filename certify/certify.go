@@ -112,7 +112,7 @@ func Run(ctx context.Context, p *remote.Provider, opts Options) (reports.Certifi
 	defer cancel()
 	hist := models.NewHistory()
 	maxBody := p.Config().Limits.MaxBody
-	proxy, err := faults.NewProxy(p.BaseURL(), p.Transport(), hist, nil, maxBody)
+	proxy, err := faults.NewProxy(p.RequestBase(), p.Transport(), hist, nil, maxBody) // the transport adds BaseURL's path
 	if err != nil {
 		return cert, err
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/idemcheck/idemcheck/reports"
 )
 
-const certifyAbout = `Certify the provider at URL (http(s)://host[:port]; requests go to URL/v1/charges):
+const certifyAbout = `Certify the provider at URL (http(s)://host[:port][/path]; requests go to URL/v1/charges):
 the fixed requirement list (docs/profiles.md), then the conformance property with the
 reference client against it, within the budgets. The run folder (certification.md, .json,
 .junit.xml, run.json) is written under -report-dir and its page's path printed at the end.
