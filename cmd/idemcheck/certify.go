@@ -45,11 +45,11 @@ func certifyMain(_ context.Context, args []string, stdout, stderr io.Writer) int
 		return usageError(stderr, fs, "want one URL")
 	}
 	p.URL, p.Progress = pos[0], stderr
-	err := p.Validate()
-	if err != nil {
+	if err := certifyInputs(fs, &p); err != nil {
 		fmt.Fprintf(stderr, "idemcheck certify: refused, nothing sent: %v\n", err)
 		return exitUsage
 	}
+	var err error
 	if p.Seed, err = runSeed(p.Seed); err != nil {
 		fmt.Fprintln(stderr, "idemcheck certify:", err)
 		return exitUsage
