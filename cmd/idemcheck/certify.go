@@ -79,7 +79,12 @@ func certifyMain(_ context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	v := res.Overall()
 	if v == reports.Inconclusive {
-		printInconclusive(stderr, res.Requirements, res.Invariants)
+		if why, ok := oneCause(res.Requirements, res.Invariants); ok {
+			// Unreachable, or not the dialect: one cause, said once.
+			fmt.Fprintf(stderr, "idemcheck: INCONCLUSIVE, all %d requirements, nothing else judged: %s\n", len(res.Requirements), why)
+		} else {
+			printInconclusive(stderr, res.Requirements, res.Invariants)
+		}
 	}
 	fmt.Fprintf(stderr, "idemcheck: %s\n", v)
 	fmt.Fprintln(stdout, res.Paths.Markdown)
