@@ -99,7 +99,8 @@ var ErrUnreachable = errors.New("certify: provider unreachable")
 // its evidence, and the error wraps ErrDialect (a server that is not the
 // provider, or the wrong IDEMCHECK_DIALECT, would otherwise be judged
 // FAIL on answers like 404 or 501), or ErrUnreachable when no connection
-// could be made at all. The other errors are for a run that
+// could be made at all; Options.Progress is then not called (one cause,
+// which the error says once). The other errors are for a run that
 // could not start (the proxy); verdicts carry the rest.
 func Run(ctx context.Context, p *remote.Provider, opts Options) (reports.Certification, error) {
 	opts = opts.withDefaults()
@@ -112,7 +113,7 @@ func Run(ctx context.Context, p *remote.Provider, opts Options) (reports.Certifi
 	defer cancel()
 	hist := models.NewHistory()
 	maxBody := p.Config().Limits.MaxBody
-	proxy, err := faults.NewProxy(p.BaseURL(), p.Transport(), hist, nil, maxBody)
+	proxy, err := faults.NewProxy(p.RequestBase(), p.Transport(), hist, nil, maxBody) // the transport adds BaseURL's path
 	if err != nil {
 		return cert, err
 	}
@@ -156,7 +157,7 @@ func Run(ctx context.Context, p *remote.Provider, opts Options) (reports.Certifi
 			res = r.run(req, res)
 		}
 		cert.Requirements = append(cert.Requirements, res)
-		if opts.Progress != nil {
+		if opts.Progress != nil && notDialect == nil { // one cause for all: the error says it once
 			opts.Progress(res)
 		}
 	}

@@ -157,7 +157,7 @@ func (r *runner) post(keyHeader string, body models.ChargeRequest) (answer, erro
 
 // postAs sends one create as the second account.
 func (r *runner) postAs(keyHeader string, body models.ChargeRequest) (answer, error) {
-	return r.send(r.account, http.MethodPost, r.p.BaseURL()+"/v1/charges", keyHeader, body)
+	return r.send(r.account, http.MethodPost, r.p.RequestBase()+"/v1/charges", keyHeader, body) // the transport adds BaseURL's path
 }
 
 func (r *runner) send(c *http.Client, method, url, keyHeader string, body models.ChargeRequest) (answer, error) {

@@ -24,6 +24,7 @@ package conformance
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"testing"
@@ -38,8 +39,9 @@ import (
 // zero field takes the environment's value, and without one its default:
 // a field set in Go overrides the environment.
 type Provider struct {
-	// URL is the provider's base URL, http(s)://host[:port]; requests go
-	// to URL + "/v1/charges". Default IDEMCHECK_PROVIDER when that is a URL.
+	// URL is the provider's base URL, http(s)://host[:port][/path];
+	// requests go to URL + "/v1/charges" (a path stays a prefix of every
+	// request). Default IDEMCHECK_PROVIDER when that is a URL.
 	URL string
 	// Dialect is "reference" (docs/provider-api.md) or "stripe"; default
 	// IDEMCHECK_DIALECT, else the profile's dialect, else "reference".
@@ -173,13 +175,21 @@ func (p Provider) remoteConfig() (remote.Config, error) {
 		rc.ProfilePath, rc.Profile = p.Profile, prof
 	}
 	if p.APIKeyEnv != "" {
-		rc.APIKey = remote.APIKey(os.Getenv(p.APIKeyEnv))
+		rc.APIKey, rc.APIKeyFrom = remote.APIKey(os.Getenv(p.APIKeyEnv)), p.APIKeyEnv
 	}
 	if p.APIKey != "" {
-		rc.APIKey = remote.APIKey(p.APIKey)
+		rc.APIKey, rc.APIKeyFrom = remote.APIKey(p.APIKey), "Provider.APIKey"
 	}
 	if p.SecondAPIKey != "" {
-		rc.SecondAPIKey = remote.APIKey(p.SecondAPIKey)
+		rc.SecondAPIKey, rc.SecondAPIKeyFrom = remote.APIKey(p.SecondAPIKey), "Provider.SecondAPIKey"
+	}
+	for _, b := range []struct {
+		name string
+		neg  bool
+	}{{"Budgets.Requests", p.Budgets.Requests < 0}, {"Budgets.Charges", p.Budgets.Charges < 0}, {"Budgets.Duration", p.Budgets.Duration < 0}, {"Checks", p.Checks < 0}} {
+		if b.neg {
+			return rc, fmt.Errorf("conformance: Provider.%s is negative (0: the default)", b.name)
+		}
 	}
 	if p.Budgets.Requests > 0 {
 		rc.Limits.MaxRequests = p.Budgets.Requests

@@ -15,7 +15,7 @@ import (
 	"github.com/idemcheck/idemcheck/reports"
 )
 
-const certifyAbout = `Certify the provider at URL (http(s)://host[:port]; requests go to URL/v1/charges):
+const certifyAbout = `Certify the provider at URL (http(s)://host[:port][/path]; requests go to URL/v1/charges):
 the fixed requirement list (docs/profiles.md), then the conformance property with the
 reference client against it, within the budgets. The run folder (certification.md, .json,
 .junit.xml, run.json) is written under -report-dir and its page's path printed at the end.
@@ -45,11 +45,11 @@ func certifyMain(_ context.Context, args []string, stdout, stderr io.Writer) int
 		return usageError(stderr, fs, "want one URL")
 	}
 	p.URL, p.Progress = pos[0], stderr
-	err := p.Validate()
-	if err != nil {
+	if err := certifyInputs(fs, &p); err != nil {
 		fmt.Fprintf(stderr, "idemcheck certify: refused, nothing sent: %v\n", err)
 		return exitUsage
 	}
+	var err error
 	if p.Seed, err = runSeed(p.Seed); err != nil {
 		fmt.Fprintln(stderr, "idemcheck certify:", err)
 		return exitUsage
@@ -79,7 +79,12 @@ func certifyMain(_ context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	v := res.Overall()
 	if v == reports.Inconclusive {
-		printInconclusive(stderr, res.Requirements, res.Invariants)
+		if why, ok := oneCause(res.Requirements, res.Invariants); ok {
+			// Unreachable, or not the dialect: one cause, said once.
+			fmt.Fprintf(stderr, "idemcheck: INCONCLUSIVE, all %d requirements, nothing else judged: %s\n", len(res.Requirements), why)
+		} else {
+			printInconclusive(stderr, res.Requirements, res.Invariants)
+		}
 	}
 	fmt.Fprintf(stderr, "idemcheck: %s\n", v)
 	fmt.Fprintln(stdout, res.Paths.Markdown)

@@ -37,6 +37,10 @@
 //
 // These are certify's; each verb's -h prints its own. A usage error
 // prints one line and a pointer to 'idemcheck help VERB', and exits 2.
+// Every input (flags, IDEMCHECK_* and RAPID_* variables, the profile, the
+// baseline, the report folder, which is written to first) is checked
+// before the first request; a refusal is one line naming the flag or
+// variable given, exit 2.
 //
 // Install with go install github.com/idemcheck/idemcheck/cmd/idemcheck@latest.
 // docs/cli.md has examples.
@@ -50,6 +54,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -104,6 +109,10 @@ func mainCode(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	for _, v := range verbs {
 		if v.name == name {
+			if err := rapidInput(); err != nil && !slices.Contains(rest, "-h") {
+				fmt.Fprintf(stderr, "idemcheck %s: refused, nothing sent: %v\n", name, err)
+				return exitUsage
+			}
 			return v.run(ctx, rest, stdout, stderr)
 		}
 	}
@@ -149,7 +158,8 @@ Exit codes:
 Exit codes:
 	0  the failure did not come back
 	1  the failure came back
-	2  usage error, or FAILFILE is not a rapid fail file
+	2  usage error, FAILFILE is not a rapid fail file, or a -provider that is
+	   not embedded, wiremock or an http(s) URL: nothing run
 	3  the fail file replayed no sequence, or the replay was interrupted
 `
 	mergeExits = `

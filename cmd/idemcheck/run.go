@@ -36,6 +36,10 @@ func runMain(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(pos) != 0 {
 		return usageError(stderr, fs, fmt.Sprintf("unexpected argument %q (certify a URL with idemcheck certify)", pos[0]))
 	}
+	if err := positiveFlags(fs, "checks"); err != nil {
+		fmt.Fprintln(stderr, "idemcheck run:", err)
+		return exitUsage
+	}
 	var targs []string
 	if *checks > 0 {
 		targs = append(targs, "-rapid.checks="+strconv.Itoa(*checks))
@@ -90,6 +94,14 @@ func runProperty(verb string, c *propertyConfig, targs []string, stdout, stderr 
 	}
 	if c.reportDir != "" {
 		cfg.ReportDir = c.reportDir
+	}
+	if err := providerInput(c.provider, cfg.Provider); err != nil {
+		fmt.Fprintf(stderr, "idemcheck %s: %v\n", verb, err)
+		return exitUsage, stats
+	}
+	if err := writableDir(reportDirInput(c.reportDir)); err != nil {
+		fmt.Fprintf(stderr, "idemcheck %s: refused, nothing sent: %v\n", verb, err)
+		return exitUsage, stats
 	}
 	if cfg.Mutant != "" {
 		if _, err := mutants.Lookup(cfg.Mutant); err != nil {

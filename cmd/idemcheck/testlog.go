@@ -118,6 +118,21 @@ func printDeviations(stderr io.Writer, reportDir string, devs []reports.Deviatio
 	}
 }
 
+// oneCause is the reason every requirement is INCONCLUSIVE for, when it
+// is one and no invariant was judged (the preflight found the provider
+// unreachable, or not of the dialect).
+func oneCause(reqs []reports.RequirementResult, invs []reports.InvariantResult) (string, bool) {
+	if len(reqs) == 0 || len(invs) > 0 {
+		return "", false
+	}
+	for _, r := range reqs {
+		if r.Verdict != reports.Inconclusive || r.Reason != reqs[0].Reason {
+			return "", false
+		}
+	}
+	return reqs[0].Reason, true
+}
+
 // printInconclusive prints, for an INCONCLUSIVE run, one line per
 // INCONCLUSIVE requirement and invariant with its reason, in the page's
 // order; a reason the line before gave is "as above".

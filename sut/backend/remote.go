@@ -150,7 +150,10 @@ func (c Clock) Advance(d time.Duration) {
 	c.OffsetClock.Advance(d)
 }
 
-func (r *Remote) BaseURL() string { return r.p.BaseURL() }
+// BaseURL is the client's base: the provider's scheme and host
+// (remote.Provider.RequestBase); the wire puts the provider's path prefix
+// before every request's path.
+func (r *Remote) BaseURL() string { return r.p.RequestBase() }
 
 // Charges asks the provider again about every reference that went over
 // the wire (a POST with it, or the client's own find-by-reference) since

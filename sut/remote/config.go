@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -18,8 +19,9 @@ import (
 // environment; it can also be filled in Go. The zero value of a field means
 // its default.
 type Config struct {
-	// BaseURL is the provider's base URL, http(s)://host[:port]; requests go
-	// to BaseURL + "/v1/charges". IDEMCHECK_PROVIDER.
+	// BaseURL is the provider's base URL, http(s)://host[:port][/path];
+	// requests go to BaseURL + "/v1/charges" (a path is kept as a prefix of
+	// every request). IDEMCHECK_PROVIDER.
 	BaseURL string
 	// Dialect is "reference" or "stripe"; default the profile's.
 	// IDEMCHECK_DIALECT.
@@ -30,6 +32,10 @@ type Config struct {
 	// SecondAPIKey is a second account's key, for the cross-account
 	// requirement; "" leaves it NOT JUDGED. IDEMCHECK_API_KEY_2.
 	SecondAPIKey APIKey
+	// APIKeyFrom and SecondAPIKeyFrom name where each key came from (the
+	// variable, or the field set in Go), in a refusal; default
+	// IDEMCHECK_API_KEY and IDEMCHECK_API_KEY_2.
+	APIKeyFrom, SecondAPIKeyFrom string
 	// ProfilePath is the provider profile to load; "" to judge the
 	// provider against the draft alone (DraftProfile: none of
 	// refprovider's or stripe-mock's own claims). IDEMCHECK_PROFILE.
@@ -97,6 +103,15 @@ var ErrLiveCredential = errors.New("remote: refusing to run against a live (prod
 // cannot be sent in a header: it holds CR, LF or another control byte.
 var ErrInvalidKey = errors.New("remote: refusing an API key with a character not allowed in a header value (CR, LF or another control byte)")
 
+// sameKeyError is a second key equal to the first: errors.Is
+// ErrInvalidKey, and says what is wrong rather than ErrInvalidKey's words.
+type sameKeyError struct{ first, second string }
+
+func (e sameKeyError) Error() string {
+	return fmt.Sprintf("remote: refusing %s: it is the same key as %s (one account twice); the second account needs a key of its own", e.second, e.first)
+}
+func (sameKeyError) Is(target error) bool { return target == ErrInvalidKey }
+
 // ErrInsecure is returned for an http:// URL to a host that is not
 // loopback when an API key would be sent in the clear.
 var ErrInsecure = errors.New("remote: refusing to send an API key over plain http to a non-loopback host")
@@ -163,10 +178,11 @@ func IsURL(s string) bool {
 // or fragment is an error. Without a
 // profile the provider is judged against the draft alone (DraftProfile).
 func (c Config) Validate() (Config, error) {
+	first, second := cmp.Or(c.APIKeyFrom, "IDEMCHECK_API_KEY"), cmp.Or(c.SecondAPIKeyFrom, "IDEMCHECK_API_KEY_2")
 	for _, k := range []struct {
 		name string
 		key  APIKey
-	}{{"IDEMCHECK_API_KEY", c.APIKey}, {"IDEMCHECK_API_KEY_2", c.SecondAPIKey}} {
+	}{{first, c.APIKey}, {second, c.SecondAPIKey}} {
 		if !k.key.validHeader() {
 			return c, fmt.Errorf("%w: %s", ErrInvalidKey, k.name)
 		}
@@ -177,7 +193,7 @@ func (c Config) Validate() (Config, error) {
 	if c.SecondAPIKey != "" && c.SecondAPIKey == c.APIKey {
 		// One account twice: the cross-account requirement would fail a
 		// correct provider for replaying an account's own key.
-		return c, fmt.Errorf("%w: IDEMCHECK_API_KEY_2 is IDEMCHECK_API_KEY: the second account needs a key of its own", ErrInvalidKey)
+		return c, sameKeyError{first, second}
 	}
 	if p := liveInURL(c.BaseURL); p != "" {
 		// A live credential pasted into the URL (user info, path or

@@ -1,11 +1,9 @@
 package remote
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 )
 
@@ -136,40 +134,15 @@ func ReferenceProfile() Profile {
 	}
 }
 
-// LoadProfile reads the profile at path, fills defaults and validates it.
-// Unknown fields are an error, so a misspelt claim is not silently ignored.
-func LoadProfile(path string) (Profile, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return Profile{}, err
-	}
-	return ParseProfile(b)
-}
-
-// ParseProfile decodes a profile from JSON, fills defaults and validates it.
-func ParseProfile(b []byte) (Profile, error) {
-	var p Profile
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&p); err != nil {
-		return p, fmt.Errorf("remote: profile: %w", err)
-	}
-	return p.withDefaults()
-}
-
 func (p Profile) withDefaults() (Profile, error) {
+	if err := p.check(); err != nil {
+		return p, fmt.Errorf("remote: profile %q: %w", p.Name, err)
+	}
 	if p.Dialect == "" {
 		p.Dialect = DialectReference
 	}
-	if _, err := dialectNamed(p.Dialect, "", 0); err != nil {
-		return p, err
-	}
-	switch p.Environment {
-	case "":
+	if p.Environment == "" {
 		p.Environment = EnvSandbox
-	case EnvSandbox, EnvTest, EnvProduction:
-	default:
-		return p, fmt.Errorf("remote: profile environment %q is not sandbox, test or production", p.Environment)
 	}
 	if p.RetentionWindow == 0 {
 		p.RetentionWindow = Duration(DefaultRetentionWindow)

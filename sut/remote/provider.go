@@ -89,8 +89,18 @@ func (p *Provider) Meter() *Meter { return p.meter }
 // BaseURL is the provider's base URL, as configured.
 func (p *Provider) BaseURL() string { return p.cfg.BaseURL }
 
+// RequestBase is the base URL a client of Transport puts before the
+// docs/provider-api.md paths ("/v1/charges"): BaseURL's scheme and host only.
+// Transport (the dialect) puts BaseURL's own path before every request's
+// path, so a provider served under a path prefix ("http://host/api") is
+// sent "/api/v1/charges", never "/api/api/v1/charges".
+func (p *Provider) RequestBase() string {
+	return (&url.URL{Scheme: p.base.Scheme, Host: p.base.Host}).String()
+}
+
 // Transport is the dialect-translating transport: it takes docs/provider-api.md
-// requests (any host; only path and query are used), waits out a
+// requests (any host; only path and query are used: "/v1/charges", not
+// BaseURL's path before it; see RequestBase), waits out a
 // Retry-After the provider asked for (Meter.Wait), checks the budget,
 // authenticates them and sends them in the provider's dialect to BaseURL,
 // and returns docs/provider-api.md answers, read whole (at most Limits.MaxBody

@@ -51,27 +51,53 @@ func (k APIKey) Reveal() string { return string(k) }
 var livePrefixes = []string{"sk_live_", "rk_live_", "pk_live_", "rzp_live_"}
 
 // liveStarts are markers of a live credential at the start of the key
-// only (case-insensitive): Mollie's and GoCardless's live_ tokens.
+// only (case-insensitive): Mollie's and GoCardless's live_ tokens. A key
+// pasted with its authorization scheme ("Bearer live_…", "token LIVE_…")
+// is checked after the scheme name too.
 var liveStarts = []string{"live_"}
 
 // LooksLive reports whether the key looks like a production credential
-// (livePrefixes anywhere, liveStarts at its start; any case).
+// (livePrefixes anywhere, liveStarts at its start or after a leading
+// authorization scheme name; any letter case).
 func (k APIKey) LooksLive() bool { return k.livePrefix() != "" }
 
 // livePrefix is the live marker the key holds, or "".
 func (k APIKey) livePrefix() string {
-	low := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(string(k)), "Bearer "))
+	low := strings.ToLower(strings.TrimSpace(string(k)))
 	for _, p := range livePrefixes {
 		if strings.Contains(low, p) {
 			return p
 		}
 	}
-	for _, p := range liveStarts {
-		if strings.HasPrefix(low, p) {
-			return p
+	starts := []string{low}
+	if scheme, rest, ok := strings.Cut(strings.ReplaceAll(low, "\t", " "), " "); ok && isToken(scheme) {
+		// "Bearer live_…", "BEARER LIVE_…", "Token live_…": any scheme
+		// name (RFC 9110 §11.1: a token), in any case.
+		starts = append(starts, strings.TrimLeft(rest, " "))
+	}
+	for _, s := range starts {
+		for _, p := range liveStarts {
+			if strings.HasPrefix(s, p) {
+				return p
+			}
 		}
 	}
 	return ""
+}
+
+// isToken reports whether s is an RFC 9110 token (§5.6.2): one or more
+// tchar, as an authorization scheme name is.
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // liveInURL is the live marker (livePrefixes, any case) a base URL holds

@@ -69,6 +69,9 @@ func Certify(t *testing.T, p Certification) (reports.Certification, reports.Cert
 	if p.TimeScale != 0 {
 		pcfg.TimeScale = p.TimeScale
 	}
+	if err := writableReportDir(pcfg.ReportDir); err != nil {
+		t.Fatal(err) // before the first request: a run that cannot keep its page sends nothing
+	}
 	restore := setRapidFlags(t, p.Checks, p.Seed)
 	defer restore()
 

@@ -2,6 +2,7 @@ package run
 
 import (
 	"io"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -198,6 +199,11 @@ func run(t *testing.T, cfg Config, stats *Stats) *Stats {
 			t.Fatal(err) // a live-looking key is refused here, before any request
 		}
 		if err := backend.Preflight(cfg.Remote); err != nil {
+			if stats != nil { // every invariant says why it was not judged, not "never evaluated"
+				stats.mu.Lock()
+				stats.notStarted = "the property's preflight failed, nothing else was sent: " + strings.TrimPrefix(err.Error(), "idemcheck: ")
+				stats.mu.Unlock()
+			}
 			t.Fatal(err) // before rapid: not a counterexample to shrink and keep
 		}
 	}

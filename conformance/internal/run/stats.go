@@ -31,6 +31,9 @@ type Stats struct {
 	notJudged map[string]string
 	// stopped says why a remote run stopped early (a budget), "" if not.
 	stopped string
+	// notStarted says why the property never ran (its preflight failed:
+	// a redirect, an answer not of the dialect), "" if it ran.
+	notStarted string
 	// violated and violation are the invariant a failing run broke, and
 	// its message.
 	violated, violation string
@@ -72,6 +75,8 @@ func (s *Stats) Results() []reports.InvariantResult {
 			r.Verdict, r.Reason = reports.NotJudged, why
 		case known != "":
 			r.Verdict, r.Reason = reports.Known, "in the baseline: "+known
+		case s.notStarted != "":
+			r.Verdict, r.Reason = reports.Inconclusive, "not judged: "+s.notStarted
 		case s.stopped != "":
 			r.Verdict, r.Reason = reports.Inconclusive, "the run stopped early: "+s.stopped
 		case r.Evaluations == 0:
