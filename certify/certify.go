@@ -257,6 +257,11 @@ func (r *runner) run(req Requirement, res reports.RequirementResult) reports.Req
 			v, reason = inc, why+" ("+was+")"
 		}
 	}
+	if v == fail {
+		if why := notOfDialect(res.Evidence, r.p.Dialect()); why != "" {
+			v, reason = inc, why+" (the FAIL it would have been: "+reason+")"
+		}
+	}
 	res.Verdict, res.Reason = v, reason
 	if v == fail {
 		res.Linearizability = r.shown

@@ -93,14 +93,11 @@ func (a answer) transient() bool {
 	return a.err != nil || a.status == 429 || a.status >= 500
 }
 
-// ofDialect reports whether the answer is one the dialect speaks: JSON,
-// and for a 2xx a charge with an id. A 201 of HTML is no charge to compare
-// a replay with.
+// ofDialect reports whether the answer to a create is one the dialect
+// speaks (models.OfDialect): JSON, and for a 2xx a charge with an id. A
+// 201 of HTML is no charge to compare a replay with.
 func (a answer) ofDialect() bool {
-	if a.err != nil || !json.Valid(a.body) {
-		return false
-	}
-	return a.status < 200 || a.status > 299 || a.chargeID() != ""
+	return a.err == nil && models.OfDialect(models.Exchange{Method: http.MethodPost, Path: "/v1/charges"}, a.status, a.body)
 }
 
 func (r *runner) nextOp() int {

@@ -1,6 +1,7 @@
 package certify
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -48,4 +49,34 @@ func noAnswer(err string) string {
 		}
 	}
 	return "no answer"
+}
+
+// notOfDialect says why a FAIL drawn from evidence is no verdict, or "":
+// every create the provider answered with an outcome (not transiently,
+// not a redirect: allTransient) got an answer that is not of the dialect
+// (models.OfDialect: a 2xx that is no charge, an error body that is not
+// JSON), so whatever the requirement compared, it compared bodies the
+// dialect does not speak. A lookup of the dialect that lists two charges
+// under one reference shows a deviation by itself: the FAIL then stands.
+func notOfDialect(evidence []models.Exchange, dialect string) string {
+	seen := map[string]int{}
+	for _, e := range evidence {
+		switch {
+		case e.Method == http.MethodGet && e.Final() && !e.ProviderForeign && strings.Contains(e.ProviderChargeID, ","):
+			return "" // the dialect's own lookup shows two charges
+		case !e.Forwarded || !e.IsPost() || !e.Final():
+			continue // the proxy's own fault, a lookup, or no outcome (allTransient)
+		case !e.ProviderForeign:
+			return "" // one answer of the dialect: the verdict stands
+		}
+		what := "not JSON"
+		if e.ProviderStatus >= 200 && e.ProviderStatus <= 299 {
+			what = "not a charge"
+		}
+		seen[strconv.Itoa(e.ProviderStatus)+" "+what]++
+	}
+	if len(seen) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the provider's answers are not charges of the %q dialect: every create it answered got a body the dialect does not speak (%s), and a verdict compared from them is none", dialect, reports.Tally(seen))
 }

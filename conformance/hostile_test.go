@@ -133,3 +133,19 @@ func TestRemotePropertyAgainstUnreadableLookups(t *testing.T) {
 		})
 	}
 }
+
+// Regression (issue 22, item 7): against a provider that answers every
+// create 201 with random bytes (lookups truly, in the dialect), the
+// property FAILed reconciliation-converges ("order 1 was abandoned but
+// paying it again answered PaymentPending"), a judgement drawn from
+// bodies that are not charges. It stops INCONCLUSIVE, naming them; a
+// provider mutant of the dialect still fails (TestMutantMatrix).
+func TestRemotePropertyAgainstRandomBytes(t *testing.T) {
+	t.Parallel() // it mostly waits (real time, a build): beside another such test
+	s := hostile.Start(t, hostile.Options{Mode: hostile.Random, PostsOnly: true})
+	out, failed, _ := runConformance(t, "1", "IDEMCHECK_PROVIDER="+s.URL, "IDEMCHECK_MUTANT=", "IDEMCHECK_TIME_SCALE=0.0667",
+		"IDEMCHECK_MAX_REQUESTS=3000", "IDEMCHECK_MAX_CHARGES=2000", "RAPID_CHECKS=30", "RAPID_SHRINKTIME=5s", "IDEMCHECK_MAX_DEVIATIONS=1", "IDEMCHECK_MAX_DURATION=90s")
+	require.False(t, failed, out)
+	assert.NotContains(t, out, "violated")
+	assert.Contains(t, out, `INCONCLUSIVE: the provider's answers are not charges of the "reference" dialect: every create it answered got a body the dialect does not speak (201 not a charge`)
+}

@@ -79,6 +79,7 @@ func (p *InProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 			e.ProviderBodyDigest = models.BodyDigest(body)
 			e.ProviderHeaders = models.HeadersOf(resp.Header, "")
 			e.ProviderChargeID = chargeID(resp.StatusCode, body)
+			e.ProviderForeign = !models.OfDialect(*e, resp.StatusCode, body)
 		})
 		p.mu.Unlock() // held since arrival, or retaken by BeforeCommit
 		finished <- resp

@@ -64,6 +64,7 @@ func (w *RemoteWire) RoundTrip(req *http.Request) (*http.Response, error) {
 		e.ProviderBodyDigest = models.BodyDigest(body)
 		e.ProviderHeaders = models.HeadersOf(resp.Header, w.ReplayHeader)
 		e.ProviderChargeID = chargeID(resp.StatusCode, body)
+		e.ProviderForeign = !models.OfDialect(*e, resp.StatusCode, body)
 	})
 	return resp, nil
 }

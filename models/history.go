@@ -105,6 +105,9 @@ type Exchange struct {
 	// ProviderHeaders are the answer's headers that carry meaning
 	// (Location, Content-Type, Retry-After, the replay header).
 	ProviderHeaders ResponseHeaders `json:"provider_headers,omitzero"`
+	// ProviderForeign is true when the provider's answer is not of the
+	// dialect (OfDialect): a verdict drawn only from such answers is none.
+	ProviderForeign bool `json:"provider_not_dialect,omitempty"`
 	// Done is true once the client got a response or an error; Status is
 	// the status it got (0 with Err), Replayed the Idempotent-Replayed header.
 	Done     bool      `json:"done"`

@@ -14,6 +14,9 @@ import "github.com/idemcheck/idemcheck/models"
 //   - mismatch-rejected: one key never gets final answers for two bodies
 //     (fingerprints): only one of them can have been processed.
 //
+// Two answers neither of which is of the dialect (foreignPair) are not
+// compared.
+//
 // Both assume no key expires during the run: conformance's remoteJudged
 // says when that holds (the profile's retention window is at least the run's duration
 // budget).
@@ -71,6 +74,8 @@ func checkRemoteReplay(w World, errorsStored bool) Finding {
 			if _, ok := firstOfKey[e.Key]; !ok {
 				firstOfKey[e.Key] = e
 			}
+		case foreignPair(e, f):
+			continue // two bodies the dialect does not speak: nothing to compare
 		case e.ProviderStatus != f.ProviderStatus || e.ProviderBodyDigest != f.ProviderBodyDigest:
 			return Violation(ReplayConsistent, "%s: one key and body were answered %s, then %s: a completed key answers its first response", n.of(e.MerchantReference), answer(f), answer(e))
 		}
@@ -89,9 +94,15 @@ func checkRemoteMismatch(w World, errorsStored bool) Finding {
 		switch {
 		case !ok:
 			bodyOf[e.Key] = e
-		case e.Fingerprint != f.Fingerprint:
+		case e.Fingerprint != f.Fingerprint && !foreignPair(e, f):
 			return Violation(MismatchRejected, "%s: one key was answered %s for one body and %s for another, not refused", n.of(e.MerchantReference), answer(f), answer(e))
 		}
 	}
 	return Finding{}
 }
+
+// foreignPair reports whether neither answer is of the dialect
+// (models.OfDialect, recorded as ProviderForeign): two 201s of random
+// bytes are no charges, and a judgement compared from them alone is none;
+// one answer of the dialect keeps the comparison.
+func foreignPair(a, b models.Exchange) bool { return a.ProviderForeign && b.ProviderForeign }

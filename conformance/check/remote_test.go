@@ -34,6 +34,16 @@ func remoteWorld(as ...ans) World {
 	return World{History: models.Snapshot{Exchanges: exs}, memo: &memo{}}
 }
 
+// foreign marks the answers of exchanges i (indexes into w's) as not of
+// the dialect (models.OfDialect), as the wire records a 201 of random
+// bytes.
+func foreign(w World, i ...int) World {
+	for _, j := range i {
+		w.History.Exchanges[j].ProviderForeign = true
+	}
+	return w
+}
+
 // status2digest stands for the answer body's digest.
 func (a ans) status2digest() string {
 	return a.body + "/" + a.charge + "/" + string(rune('0'+a.status/100))
@@ -66,6 +76,14 @@ func TestRemoteProviderOnlyInvariants(t *testing.T) {
 			ans{"k1", "b1", 201, "ch_1", 1, 2}, ans{"k1", "b2", 422, "", 3, 4}), ""},
 		{"another body charged", true, remoteWorld(
 			ans{"k1", "b1", 201, "ch_1", 1, 2}, ans{"k1", "b2", 201, "ch_2", 3, 4}), MismatchRejected},
+		{"two answers of random bytes to one key and body", true, foreign(remoteWorld(
+			ans{"k1", "b1", 201, "", 1, 2}, ans{"k1", "b1", 201, "x", 3, 4}), 0, 1), ""},
+		{"two answers of random bytes to one key and two bodies", true, foreign(remoteWorld(
+			ans{"k1", "b1", 201, "", 1, 2}, ans{"k1", "b2", 201, "x", 3, 4}), 0, 1), ""},
+		{"a charge, then random bytes for its replay", true, foreign(remoteWorld(
+			ans{"k1", "b1", 201, "ch_1", 1, 2}, ans{"k1", "b1", 201, "", 3, 4}), 1), ReplayConsistent},
+		{"random bytes, then a charge for another body", true, foreign(remoteWorld(
+			ans{"k1", "b1", 201, "", 1, 2}, ans{"k1", "b2", 201, "ch_2", 3, 4}), 0), MismatchRejected},
 		{"two keys, two charges", true, remoteWorld(
 			ans{"k1", "b1", 201, "ch_1", 1, 2}, ans{"k2", "b2", 201, "ch_2", 3, 4}), ""},
 	}

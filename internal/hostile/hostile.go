@@ -1,7 +1,7 @@
 // Package hostile is a provider that misbehaves, on loopback, for the
 // tests of idemcheck's promises against a URL it does not control: one
 // server with modes — hang, garbage, an endless body, a dribble, a
-// redirect, a keep-alive trap, 429 or 503 forever, HTML 201s, the
+// redirect, a keep-alive trap, 429 or 503 forever, HTML or random 201s, the
 // reference provider echoing the API key everywhere it can (plainly or
 // gzip-encoded), a gzip bomb and an unasked 101. It counts
 // what it received (requests, creates, connections), which the tests
@@ -11,6 +11,7 @@ package hostile
 import (
 	"compress/gzip"
 	"context"
+	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -62,6 +63,11 @@ const (
 	// HTML answers every create 201 with the same HTML page and no charge
 	// behind it; find-by-reference answers as the reference provider.
 	HTML Mode = "html"
+	// Random answers every create 201 with 64 random bytes (crypto/rand),
+	// other bytes each time and no charge behind them, and every other
+	// request 200 with random bytes (PostsOnly: the reference provider
+	// answers lookups).
+	Random Mode = "random"
 	// EchoKey is the reference provider echoing the Authorization token
 	// in every charge id, in a response header and in every error body.
 	EchoKey Mode = "echo-key"
@@ -255,6 +261,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		w.WriteHeader(http.StatusCreated)
 		_, _ = io.WriteString(w, "<html><body>Thank you!</body></html>")
+	case Random:
+		b := make([]byte, 64)
+		_, _ = rand.Read(b)
+		if r.Method == http.MethodPost {
+			w.WriteHeader(http.StatusCreated)
+		}
+		_, _ = w.Write(b)
 	case EchoKey:
 		s.echo(w, r, key, key, key)
 	case EchoEscaped:

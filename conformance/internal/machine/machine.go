@@ -250,6 +250,11 @@ func (m *Machine) fail(w check.World, v *check.ViolationError) {
 		m.known, m.failedWorld = v, w
 		return
 	}
+	if why := m.notOfDialect(); why != "" {
+		m.stopped = why + " (" + v.Invariant + " would have failed: " + v.Message + ")"
+		m.run.Stop.Note(m.stopped)
+		return
+	}
 	m.failed, m.failedWorld = v, w
 }
 

@@ -16,7 +16,7 @@ func (m *Machine) payAbandonedAgain() {
 	w := m.w
 	for _, o := range w.orders {
 		before := w.attempts()
-		if m.failed != nil || m.known != nil || m.broken != nil || w.order(o.ID).Status != models.OrderPlaced || !hasAbandoned(before, o.ID) {
+		if m.failed != nil || m.known != nil || m.broken != nil || m.stopped != "" || w.order(o.ID).Status != models.OrderPlaced || !hasAbandoned(before, o.ID) {
 			continue
 		}
 		m.step("pay-again", fmt.Sprintf("order %d with visa", o.ID))

@@ -53,3 +53,34 @@ func unavailable(err error) string {
 func unreadable(err error) string {
 	return fmt.Sprintf("the provider's charges could not be read (%v): not judged", err)
 }
+
+// notOfDialect says why a violation against a URL is no verdict, or "":
+// every create the provider answered with an outcome (not 429, a 5xx or
+// a redirect) got an answer that is not of the dialect (models.OfDialect:
+// a 2xx that is no charge, an error body that is not JSON), so what the
+// invariant judged was the client's reading of bodies the dialect does
+// not speak. The certification's requirements say the same
+// (certify.notOfDialect).
+func (m *Machine) notOfDialect() string {
+	if !m.w.real || !m.w.cfg.IsRemote() || m.w.cfg.Remote == nil {
+		return ""
+	}
+	seen := map[string]int{}
+	for _, e := range m.w.hist.Snapshot().Exchanges {
+		switch {
+		case !e.IsPost() || !e.Final():
+			continue
+		case !e.ProviderForeign:
+			return "" // one answer of the dialect: the verdict stands
+		}
+		what := "not JSON"
+		if e.ProviderStatus >= 200 && e.ProviderStatus <= 299 {
+			what = "not a charge"
+		}
+		seen[fmt.Sprint(e.ProviderStatus)+" "+what]++
+	}
+	if len(seen) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the provider's answers are not charges of the %q dialect: every create it answered got a body the dialect does not speak (%s): not judged", m.w.cfg.Remote.Dialect(), reports.Tally(seen))
+}
