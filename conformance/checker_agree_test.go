@@ -80,18 +80,29 @@ func agreeRun(t *testing.T, mutant, seed string, checks int) (lines []string, fa
 
 // agreeMutants are the in-memory mutants whose counterexamples the
 // agreement test replays: one or more per invariant the Checker judges
-// incrementally (key-format, one-key-per-intent, replay-consistent with
-// its declines half, mismatch-rejected; stale-key-resend
-// takes ~10 s to find, so no-stale-key's steps are judged on the
-// reference's and these runs' histories), and one
-// judged whole (409-never-final).
+// from its groups (key-format, one-key-per-intent, no-unsafe-retry,
+// 409-never-final, equivalent-requests-agree, key-scoped-per-account,
+// replay-consistent with its declines half, mismatch-rejected,
+// key-scoped-per-endpoint) and per invariant over the client's and the
+// provider's state (at-most-one-charge-per-order,
+// at-most-one-refund-per-intent, books-balance). stale-key-resend takes
+// ~10 s to find, so no-stale-key's steps are judged on the reference's and
+// these runs' histories.
 var agreeMutants = map[string]struct{ inv, seed string }{
 	"unquoted-key":                   {KeyFormat, "1"},
 	"fresh-key-per-request":          {OneKeyPerIntent, "1"},
+	"retry-contract-violation":       {NoUnsafeRetry, "1"},
 	"replay-new-charge":              {ReplayConsistent, "1"},
 	"decline-not-stored-then-charge": {ReplayConsistent, "1"},
 	"declined-key-recharges":         {MismatchRejected, "2"},
 	"conflict-is-success":            {ConflictNeverFinal, "1"},
+	"path-sensitive-key":             {EquivalentRequestsAgree, "1"},
+	"global-key-scope":               {KeyScopedPerAccount, "1"},
+	"keys-shared-across-endpoints":   {check.KeyScopedPerEndpoint, "1"},
+	"refund-replays-charge":          {check.KeyScopedPerEndpoint, "1"},
+	"two-paths-two-keys":             {AtMostOneChargePerOrder, "1"},
+	"refund-not-idempotent":          {check.AtMostOneRefundPerIntent, "1"},
+	"reconciler-abandons-charged":    {BooksBalance, "1"},
 }
 
 // The incremental checker (check.Checker) and the whole-history evaluation

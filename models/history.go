@@ -149,6 +149,9 @@ type Snapshot struct {
 	Steps     []Step      `json:"steps"`
 	Ops       []Operation `json:"operations"`
 	Exchanges []Exchange  `json:"exchanges"`
+	// Delta, in a snapshot History.Sync keeps up to date, is what changed
+	// since the Sync before; nil in a copy (History.Snapshot, Clone).
+	Delta *Delta `json:"-"`
 }
 
 // History records one run: its steps, operations and wire exchanges, each
@@ -159,6 +162,9 @@ type History struct {
 	steps     []Step
 	ops       []Operation
 	exchanges []Exchange
+	// changes lists every EndOp and UpdateExchange, in order: what Sync
+	// copies again into a snapshot that already holds the element.
+	changes []change
 }
 
 // NewHistory returns an empty history.
@@ -200,6 +206,7 @@ func (h *History) EndOp(id int, f func(*Operation)) {
 	h.seq++
 	if id >= 1 && id <= len(h.ops) {
 		f(&h.ops[id-1])
+		h.changes = append(h.changes, change{op: true, i: id - 1})
 	}
 }
 
@@ -223,6 +230,7 @@ func (h *History) UpdateExchange(id int, f func(ex *Exchange, seq int)) {
 	h.seq++
 	if id >= 1 && id <= len(h.exchanges) {
 		f(&h.exchanges[id-1], h.seq)
+		h.changes = append(h.changes, change{i: id - 1})
 	}
 }
 

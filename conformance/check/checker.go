@@ -10,22 +10,27 @@ import (
 // Checker judges one sequence step by step: given the World after each
 // step, it returns the first violation of its invariants, exactly as
 // Evaluate over that World would (the property test in checker_test.go
-// holds it to that on every prefix), but judges only what the step added.
-// It keeps between steps the specification's key states (the replay of the
-// provider's decisions, models.Spec), the verdicts so far, the keys per
-// intent and the first send of each key, and the history's creates by
-// kind, so a step costs O(new exchanges + exchanges still open) for
-// key-format, one-key-per-intent, no-stale-key, replay-consistent and
-// mismatch-rejected; the other invariants read the client's and the
-// provider's current state (attempts, orders, charges: small) or the
-// history in one linear pass, with what the Checker already derived.
+// and conformance's TestCheckerAgreesWithWholeEvaluation hold it to that
+// on every prefix), but judges only what the step added. It reads the
+// history's models.Delta (what the step added or changed, from
+// models.History.Sync) and keeps between steps the specification's key
+// states (the replay of the provider's decisions, models.Spec), the
+// verdicts so far, the keys per intent and the first send of each key,
+// the history's creates and refunds by call, operation and key (steps.go),
+// and a copy of the client's and the provider's state indexed by
+// reference and order (state.go). So a step costs O(what it added or
+// changed) for every invariant, plus one comparison of the state's
+// elements with the last step's; an invariant whose rejudged group fails
+// is judged whole once, for Evaluate's first violation.
 //
 // A step's World must extend the previous one's history (same exchanges,
 // appended to; the provider's events numbered after the last one seen).
 // When it does not — a history that shrank, provider events that
 // interleave with those already replayed, or a killable provider's key
 // whose early release or lease end became known only now — the Checker
-// replays the whole history once, so it is never wrong, only slower. After
+// replays the whole history once, so it is never wrong, only slower; a
+// World without a Delta that follows on from the last step (a copy, or
+// built by hand) is read as if every exchange had changed. After
 // a violation it judges every later World whole. A Checker is not safe for
 // concurrent use; the zero value is not usable, use NewChecker.
 type Checker struct {
@@ -50,13 +55,23 @@ type Checker struct {
 	declines   int // verdicts that may have processed a decline (checkDeclinesRunOnce)
 
 	fullReplays int // times the replay started over (Replays)
+
+	// touched and touchedOps are the indices of the exchanges and
+	// operations the step added or changed (all of them when the
+	// history's Delta does not follow on from the last step); opsSeen is
+	// how many operations the last step saw.
+	touched, touchedOps []int
+	opsSeen             int
+	g                   groups
+	st                  state
 }
 
 // replay is the incremental form of runSpec.
 type replay struct {
 	spec         models.Spec
 	lastSeq      int
-	open         []openPost // posts whose provider events are not all replayed
+	open         map[int]*openPost // posts whose provider events are not all replayed, by index
+	pending      int               // open posts at the provider (forwarded, not answered)
 	expects      map[int]models.Expect
 	first        map[string]string
 	firstHeaders map[string]models.ResponseHeaders
@@ -73,6 +88,7 @@ type openPost struct {
 	// forgetUnknown: a killable provider's arrival replayed before its
 	// answer: whether the key was freed early was not known then.
 	forgetUnknown bool
+	pending       bool // counted in replay.pending
 }
 
 // abandon is a dead holder's key, in flight until the next time jump
@@ -107,6 +123,8 @@ func (c *Checker) Step(w World) *ViolationError {
 		return Evaluate(w, c.invs)
 	}
 	rebuilt := c.advance(w)
+	c.g.init()
+	c.st.update(w)
 	if rebuilt {
 		c.kfAt, c.staleAt, c.okAt, c.rcAt, c.mrAt = 0, 0, 0, 0, 0
 		c.firstSent, c.keysOf, c.refsOf, c.refIndex = nil, nil, nil, nil
@@ -133,25 +151,38 @@ func (c *Checker) Step(w World) *ViolationError {
 // Checker): 0 on a sequence judged step by step throughout.
 func (c *Checker) Replays() int { return c.fullReplays }
 
-// memo is what the whole-history invariants share, from the Checker's
-// indices: no probe lookups, no replay.
+// memo is what the whole-history invariants share: the Checker's replay
+// (the posts are gathered only if a whole form runs).
 func (c *Checker) memo(w World) *memo {
-	exs := w.History.Exchanges
-	m := &memo{posts: make([]models.Exchange, len(c.posts)), clientPosts: make([]models.Exchange, len(c.clientPosts)), verdicts: c.r.verdicts}
-	for k, i := range c.posts {
-		m.posts[k] = exs[i]
+	return &memo{verdicts: c.r.verdicts, done: [3]bool{false, false, true}}
+}
+
+// collectTouched sets touched and touchedOps: from the history's Delta
+// when it follows on from the last step (it counted before exchanges and
+// opsSeen operations then), or everything.
+func (c *Checker) collectTouched(w World, before int, rebuilt bool) {
+	h := w.History
+	c.touched, c.touchedOps = c.touched[:0], c.touchedOps[:0]
+	if d := h.Delta; d != nil && !rebuilt && d.Exchanges == before && d.Ops == c.opsSeen {
+		c.touched = append(c.touched, d.ChangedExchanges...)
+		c.touchedOps = append(c.touchedOps, d.ChangedOps...)
+	} else {
+		before, c.opsSeen = 0, 0
 	}
-	for k, i := range c.clientPosts {
-		m.clientPosts[k] = exs[i]
+	for i := before; i < len(h.Exchanges); i++ {
+		c.touched = append(c.touched, i)
 	}
-	m.done = [3]bool{true, true, true}
-	return m
+	for i := c.opsSeen; i < len(h.Ops); i++ {
+		c.touchedOps = append(c.touchedOps, i)
+	}
+	c.opsSeen = len(h.Ops)
 }
 
 // advance indexes the exchanges w adds and replays the provider events
 // they and the open ones add; it reports whether it had to start over.
 func (c *Checker) advance(w World) (rebuilt bool) {
 	exs := w.History.Exchanges
+	before := c.seen
 	if len(exs) < c.seen || c.r.killable != w.Killable || c.r.retention != w.Retention {
 		first := c.seen == 0 && c.r.expects == nil
 		c.reset(w)
@@ -161,10 +192,12 @@ func (c *Checker) advance(w World) (rebuilt bool) {
 		rebuilt = true
 	}
 	c.index(w, c.seen)
-	if !c.r.step(w) || !c.r.abandonsHold(w) {
+	c.collectTouched(w, before, rebuilt)
+	if !c.r.step(w, c.touched) || !c.r.abandonsHold(w) {
 		c.reset(w)
 		c.fullReplays++
-		c.r.step(w) // from the start: every event is after lastSeq 0
+		c.collectTouched(w, 0, true)
+		c.r.step(w, c.touched) // from the start: every event is after lastSeq 0
 		rebuilt = true
 	}
 	return rebuilt
@@ -172,8 +205,8 @@ func (c *Checker) advance(w World) (rebuilt bool) {
 
 // reset forgets everything and indexes w's history from the start.
 func (c *Checker) reset(w World) {
-	invs, n := c.invs, c.fullReplays
-	*c = Checker{invs: invs, fullReplays: n}
+	invs, n, touched, touchedOps := c.invs, c.fullReplays, c.touched, c.touchedOps
+	*c = Checker{invs: invs, fullReplays: n, touched: touched, touchedOps: touchedOps}
 	c.r = replay{killable: w.Killable, retention: w.Retention}
 	c.index(w, 0)
 }
@@ -182,20 +215,29 @@ func (c *Checker) reset(w World) {
 func (c *Checker) index(w World, from int) {
 	exs := w.History.Exchanges
 	for i := from; i < len(exs); i++ {
-		e := exs[i]
+		e := &exs[i]
 		if !e.IsPost() {
+			if e.IsRefund() {
+				c.g.file(w.History, i, false, false)
+			}
 			continue
 		}
-		switch kind := ProbeKind(w.History, e); {
+		client, other := false, false
+		switch kind := ProbeKind(w.History, *e); {
 		case kind == "":
 			c.posts = append(c.posts, i)
-			c.r.open = append(c.r.open, openPost{i: i})
-			if !isProbe(w.History, e) {
+			if c.r.open == nil {
+				c.r.open = map[int]*openPost{}
+			}
+			c.r.open[i] = &openPost{i: i}
+			if client = !isProbe(w.History, *e); client {
 				c.clientPosts = append(c.clientPosts, i)
 			}
 		case kind == ProbeOtherAccount:
 			c.others = append(c.others, i)
+			other = true
 		}
+		c.g.file(w.History, i, client, other)
 	}
 	c.seen = len(exs)
 }
@@ -205,39 +247,43 @@ func isProbe(h models.Snapshot, e models.Exchange) bool {
 	return e.OpID >= 1 && e.OpID <= len(h.Ops) && h.Ops[e.OpID-1].Kind == models.OpProbe
 }
 
-// step replays the provider events of the open posts that are new since
-// the last step, in the history's order, as runSpec does; false when one
-// of them is numbered before an event already replayed, or a killable
-// provider's early release became known only now (start over).
-func (r *replay) step(w World) bool {
+// step replays the provider events of the open posts among touched (the
+// exchanges new or changed since the last step), in the history's order,
+// as runSpec does; false when one of them is numbered before an event
+// already replayed, or a killable provider's early release became known
+// only now (start over).
+func (r *replay) step(w World, touched []int) bool {
 	if r.expects == nil {
 		r.spec = models.NewSequentialSpec(w.Retention)
 		r.expects, r.first, r.firstHeaders = map[int]models.Expect{}, map[string]string{}, map[string]models.ResponseHeaders{}
 	}
 	exs := w.History.Exchanges
 	evs := r.evs[:0]
-	keep := r.open[:0]
-	for _, p := range r.open {
-		e := exs[p.i]
+	for _, i := range touched {
+		p, ok := r.open[i]
+		if !ok {
+			continue
+		}
+		e := &exs[i]
+		r.count(p, e.Forwarded && !e.ProviderDone)
 		if !e.Forwarded || e.ArrivalSeq == 0 {
-			keep = append(keep, p)
 			continue
 		}
 		if !p.arrived {
-			evs = append(evs, models.ProviderEvent{Seq: e.ArrivalSeq, Arrival: true, Ex: e})
+			evs = append(evs, models.ProviderEvent{Seq: e.ArrivalSeq, Arrival: true, Ex: *e})
 			p.arrived = true
 			p.forgetUnknown = w.Killable && !e.ProviderDone
 		}
 		if !e.ProviderDone {
-			keep = append(keep, p)
 			continue
 		}
 		if p.forgetUnknown && e.ProviderStatus != 409 && e.ProviderStatus < 500 {
 			return false // the arrival would have freed the key: replay whole
 		}
-		evs = append(evs, models.ProviderEvent{Seq: e.ProviderSeq, Ex: e})
+		evs = append(evs, models.ProviderEvent{Seq: e.ProviderSeq, Ex: *e})
+		delete(r.open, i)
 	}
-	r.open, r.evs = keep, evs
+	r.evs = evs
 	sortEvents(evs)
 	if len(evs) > 0 && evs[0].Seq <= r.lastSeq {
 		return false
@@ -247,6 +293,17 @@ func (r *replay) step(w World) bool {
 		r.lastSeq = ev.Seq
 	}
 	return true
+}
+
+// count keeps pending: p is at the provider now or not.
+func (r *replay) count(p *openPost, now bool) {
+	switch {
+	case now && !p.pending:
+		r.pending++
+	case !now && p.pending:
+		r.pending--
+	}
+	p.pending = now
 }
 
 // sortEvents sorts evs by Seq (insertion sort: a step adds a handful).
@@ -317,9 +374,36 @@ func (c *Checker) stepOneKeyPerIntent(w World) Finding {
 	if c.keysOf == nil {
 		c.keysOf, c.refsOf, c.refIndex = map[string][]string{}, map[string]string{}, map[string]int{}
 	}
-	f := oneKeyOf(w, c.clientPostsFrom(w, c.okAt), c.keysOf, c.refsOf, c.refIndex)
+	fresh := c.clientPostsFrom(w, c.okAt)
+	f := oneKeyOf(w, fresh, c.keysOf, c.refsOf, c.refIndex, false)
 	c.okAt = len(c.clientPosts)
-	return f
+	if !f.Holds() {
+		return f
+	}
+	// The stored keys: of the attempts that changed, and of the intents
+	// the new creates belong to.
+	s := &c.st
+	if s.whole {
+		return checkOneKeyPerIntent(w)
+	}
+	stored := func(k int) bool {
+		a := &s.attempts[k]
+		ks := c.keysOf[s.attemptRef(*a)]
+		return len(ks) != 1 || ks[0] == a.IdempotencyKey
+	}
+	for _, k := range s.da {
+		if !stored(k) {
+			return checkOneKeyPerIntent(w)
+		}
+	}
+	for _, e := range fresh {
+		for _, k := range s.attemptsOf[e.MerchantReference] {
+			if !stored(k) {
+				return checkOneKeyPerIntent(w)
+			}
+		}
+	}
+	return Finding{}
 }
 
 func (c *Checker) stepReplayConsistent(w World) Finding {
@@ -346,12 +430,7 @@ func (c *Checker) declinesRunOnce(w World) Finding {
 		return Finding{}
 	}
 	exs := w.History.Exchanges
-	allowed := c.declines
-	for _, p := range c.r.open {
-		if e := exs[p.i]; e.Forwarded && !e.ProviderDone {
-			allowed++
-		}
-	}
+	allowed := c.declines + c.r.pending
 	for _, i := range c.others {
 		if e := exs[i]; e.ProviderStatus == 402 || e.Forwarded && !e.ProviderDone {
 			allowed++

@@ -9,15 +9,15 @@ import (
 // carries one key; no key serves two intents; the stored key is the one on
 // the wire. Seed article 000, "Key Ödeme Niyeti Başına Bir Kez Üretilir".
 func checkOneKeyPerIntent(w World) Finding {
-	return oneKeyOf(w, clientPostsOf(w), map[string][]string{}, map[string]string{}, map[string]int{})
+	return oneKeyOf(w, clientPostsOf(w), map[string][]string{}, map[string]string{}, map[string]int{}, true)
 }
 
 // oneKeyOf is one-key-per-intent over the client's creates exs, after
 // those keysOf (reference → distinct keys, first-seen order), refsOf (key →
 // first reference) and refIndex (reference → first-seen rank) already hold:
 // the first violation a whole pass would meet, given that the creates
-// before exs held.
-func oneKeyOf(w World, exs []models.Exchange, keysOf map[string][]string, refsOf map[string]string, refIndex map[string]int) Finding {
+// before exs held; the stored keys (w.Attempts) are judged when attempts.
+func oneKeyOf(w World, exs []models.Exchange, keysOf map[string][]string, refsOf map[string]string, refIndex map[string]int, attempts bool) Finding {
 	n := newNames(w)
 	var touched []string
 	for _, e := range exs {
@@ -45,6 +45,9 @@ func oneKeyOf(w World, exs []models.Exchange, keysOf map[string][]string, refsOf
 	}
 	if multi != "" {
 		return Violation(OneKeyPerIntent, "%s sent %d distinct keys", n.of(multi), len(keysOf[multi]))
+	}
+	if !attempts {
+		return Finding{}
 	}
 	for _, a := range w.Attempts {
 		ks := keysOf[a.Reference()]
@@ -131,23 +134,8 @@ func checkConflictNeverFinal(w World) Finding {
 		byOp[e.OpID] = append(byOp[e.OpID], e)
 	}
 	for _, op := range w.History.Ops {
-		if op.Kind != models.OpCheckout || !op.Returned || op.Lost {
-			continue
-		}
-		exs := byOp[op.ID]
-		if len(exs) == 0 {
-			continue
-		}
-		last := exs[len(exs)-1]
-		ref := last.MerchantReference // named only in a violation
-		unknown := firstUnknown(exs)
-		switch {
-		case unknown != nil && op.Result != "PaymentPending" && !anyStatus(exs, 200, 201, 402):
-			return Violation(ConflictNeverFinal, "%s: checkout answered %s after the outcome was unknown (%s)", n.of(ref), op.Result, sawStatus(*unknown))
-		case op.Result == "Paid" && !anyStatus(exs, 200, 201):
-			return Violation(ConflictNeverFinal, "%s: checkout answered Paid without a 2xx from the provider (last %s)", n.of(ref), sawStatus(last))
-		case op.Result == "Declined" && !anyStatus(exs, 402):
-			return Violation(ConflictNeverFinal, "%s: checkout answered Declined without a 402 from the provider (last %s)", n.of(ref), sawStatus(last))
+		if f := conflictOp(n, op, byOp[op.ID]); !f.Holds() {
+			return f
 		}
 	}
 	seen402 := map[string]bool{}
@@ -156,7 +144,35 @@ func checkConflictNeverFinal(w World) Finding {
 			seen402[e.MerchantReference] = true
 		}
 	}
-	open := map[int64]int{}
+	return conflictState(w, n, seen402, map[int64]int{})
+}
+
+// conflictOp is 409-never-final's judgement of one operation op, given
+// exs, the client's creates it sent, in order.
+func conflictOp(n *names, op models.Operation, exs []models.Exchange) Finding {
+	if op.Kind != models.OpCheckout || !op.Returned || op.Lost || len(exs) == 0 {
+		return Finding{}
+	}
+	last := exs[len(exs)-1]
+	ref := last.MerchantReference // named only in a violation
+	unknown := firstUnknown(exs)
+	switch {
+	case unknown != nil && op.Result != "PaymentPending" && !anyStatus(exs, 200, 201, 402):
+		return Violation(ConflictNeverFinal, "%s: checkout answered %s after the outcome was unknown (%s)", n.of(ref), op.Result, sawStatus(*unknown))
+	case op.Result == "Paid" && !anyStatus(exs, 200, 201):
+		return Violation(ConflictNeverFinal, "%s: checkout answered Paid without a 2xx from the provider (last %s)", n.of(ref), sawStatus(last))
+	case op.Result == "Declined" && !anyStatus(exs, 402):
+		return Violation(ConflictNeverFinal, "%s: checkout answered Declined without a 402 from the provider (last %s)", n.of(ref), sawStatus(last))
+	}
+	return Finding{}
+}
+
+// conflictState is 409-never-final over the client's state: at most one
+// open attempt per order, an order with one PaymentPending, and Declined
+// only after a 402 (seen402: the references the client's creates got a
+// 402 for). open is scratch, emptied here.
+func conflictState(w World, n *names, seen402 map[string]bool, open map[int64]int) Finding {
+	clear(open)
 	for _, a := range w.Attempts {
 		switch a.Status {
 		case models.AttemptOpen:
@@ -169,6 +185,9 @@ func checkConflictNeverFinal(w World) Finding {
 				return Violation(ConflictNeverFinal, "%s was marked Declined without a 402 from the provider", n.of(a.Reference()))
 			}
 		}
+	}
+	if len(open) == 0 {
+		return Finding{}
 	}
 	for _, o := range w.Orders {
 		if open[o.ID] > 0 && o.Status != models.OrderPaymentPending {

@@ -115,17 +115,17 @@ func Safety() []Invariant {
 	return []Invariant{
 		{Name: KeyFormat, Doc: "every create carries the key, as a Structured Field String holding a UUID", Check: checkKeyFormat, step: (*Checker).stepKeyFormat},
 		{Name: OneKeyPerIntent, Doc: "every POST for one payment intent carries the same Idempotency-Key, two intents never share one, and the key survives a crash", Check: checkOneKeyPerIntent, step: (*Checker).stepOneKeyPerIntent},
-		{Name: NoUnsafeRetry, Doc: "a POST without a key is never retried; 400 and 422 are never retried", Check: checkNoUnsafeRetry},
+		{Name: NoUnsafeRetry, Doc: "a POST without a key is never retried; 400 and 422 are never retried", Check: checkNoUnsafeRetry, step: (*Checker).stepNoUnsafeRetry},
 		{Name: NoStaleKey, Doc: "no POST carries a key first sent longer ago than the provider's retention window", Check: checkNoStaleKey, step: (*Checker).stepNoStaleKey},
-		{Name: ConflictNeverFinal, Doc: "a 409, timeout or 5xx is an unknown outcome: the attempt stays open and the order PaymentPending", Check: checkConflictNeverFinal},
-		{Name: EquivalentRequestsAgree, Doc: "one request sent in another shape under its key (trailing slash, unrelated query parameter, fields in another order, other whitespace) gets the first answer or a refusal, never a second charge nor a 422", Check: checkEquivalentRequests},
-		{Name: KeyScopedPerAccount, Doc: "a key one account used never gives another account its stored response, never blocks it (409/422), and each account's charges are its own", Check: checkKeyScopedPerAccount},
+		{Name: ConflictNeverFinal, Doc: "a 409, timeout or 5xx is an unknown outcome: the attempt stays open and the order PaymentPending", Check: checkConflictNeverFinal, step: (*Checker).stepConflictNeverFinal},
+		{Name: EquivalentRequestsAgree, Doc: "one request sent in another shape under its key (trailing slash, unrelated query parameter, fields in another order, other whitespace) gets the first answer or a refusal, never a second charge nor a 422", Check: checkEquivalentRequests, step: (*Checker).stepEquivalentRequests},
+		{Name: KeyScopedPerAccount, Doc: "a key one account used never gives another account its stored response, never blocks it (409/422), and each account's charges are its own", Check: checkKeyScopedPerAccount, step: (*Checker).stepKeyScopedPerAccount},
 		{Name: ReplayConsistent, Doc: "a completed key answers with the first response's status and body; a key in flight answers 409", Check: checkReplayConsistent, step: (*Checker).stepReplayConsistent},
 		{Name: MismatchRejected, Doc: "the same key with another body is refused with 422 and creates nothing", Check: checkMismatchRejected, step: (*Checker).stepMismatchRejected},
-		{Name: KeyScopedPerEndpoint, Doc: "a charge's key sent to /v1/refunds is refused or kept apart: never the charge's stored response, never 409 once the charge finished", Check: checkKeyScopedPerEndpoint},
-		{Name: AtMostOneChargePerOrder, Doc: "the provider never holds two successful charges for one order", Check: checkAtMostOneCharge},
-		{Name: AtMostOneRefundPerIntent, Doc: "the provider holds at most one refund per refund intent, and none for an intent the client settled as not refunded", Check: checkAtMostOneRefund},
-		{Name: BooksBalance, Doc: "every Succeeded attempt has exactly one provider charge with its amount and currency, and every charge belongs to an attempt that is Succeeded or still Open; never more refunded than charged, and every Succeeded refund intent has its refund", Check: checkBooksWithRefunds},
+		{Name: KeyScopedPerEndpoint, Doc: "a charge's key sent to /v1/refunds is refused or kept apart: never the charge's stored response, never 409 once the charge finished", Check: checkKeyScopedPerEndpoint, step: (*Checker).stepKeyScopedPerEndpoint},
+		{Name: AtMostOneChargePerOrder, Doc: "the provider never holds two successful charges for one order", Check: checkAtMostOneCharge, step: (*Checker).stepAtMostOneCharge},
+		{Name: AtMostOneRefundPerIntent, Doc: "the provider holds at most one refund per refund intent, and none for an intent the client settled as not refunded", Check: checkAtMostOneRefund, step: (*Checker).stepAtMostOneRefund},
+		{Name: BooksBalance, Doc: "every Succeeded attempt has exactly one provider charge with its amount and currency, and every charge belongs to an attempt that is Succeeded or still Open; never more refunded than charged, and every Succeeded refund intent has its refund", Check: checkBooksWithRefunds, step: (*Checker).stepBooksBalance},
 	}
 }
 

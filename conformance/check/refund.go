@@ -114,55 +114,65 @@ func checkKeyScopedPerEndpoint(w World) Finding {
 		return Finding{}
 	}
 	for i := range exs {
-		if e := &exs[i]; e.Forwarded && (e.IsPost() || e.IsRefund()) {
+		if e := &exs[i]; e.IsPost() || e.IsRefund() {
 			if group, ok := byKey[e.Key]; ok {
 				byKey[e.Key] = append(group, i)
 			}
 		}
 	}
 	for _, i := range refunds {
-		e := exs[i]
-		if faultAnswered(&e) {
-			continue // the fault's answer, not the provider's
+		if f := endpointRefund(exs, i, byKey[exs[i].Key]); !f.Holds() {
+			return f
 		}
-		var charges []models.Exchange
-		inFlight := false // an earlier refund under the key still at the provider when e arrived: a 409 is that refund's
-		for _, j := range byKey[e.Key] {
-			c := &exs[j]
-			if c.ArrivalSeq >= e.ArrivalSeq {
-				continue
-			}
-			switch {
-			case c.IsPost():
-				charges = append(charges, *c)
-			case !c.ProviderDone || c.ProviderSeq > e.ArrivalSeq:
-				inFlight = true
-			}
-		}
-		if len(charges) == 0 {
+	}
+	return Finding{}
+}
+
+// endpointRefund is key-scoped-per-endpoint's judgement of the refund
+// exs[i] (keyed, answered), given group, the indices of the creates and
+// refunds under its key in the history's order.
+func endpointRefund(exs []models.Exchange, i int, group []int) Finding {
+	e := &exs[i]
+	if faultAnswered(e) {
+		return Finding{} // the fault's answer, not the provider's
+	}
+	var charges []*models.Exchange
+	inFlight := false // an earlier refund under the key still at the provider when e arrived: a 409 is that refund's
+	for _, j := range group {
+		c := &exs[j]
+		if !c.Forwarded || c.ArrivalSeq >= e.ArrivalSeq {
 			continue
 		}
-		finished := !inFlight
-		for _, c := range charges {
-			if !c.ProviderDone || c.ProviderSeq > e.ArrivalSeq {
-				finished = false
-			}
-			// The charge's stored response: what it answered once processed
-			// (a 409 of the charges endpoint is no stored response, nor a
-			// 429 or 503: nothing was processed or stored, and a refund
-			// turned away the same way, with the same problem body, is the
-			// refund's own answer; nor an answer its fault gave in the
-			// provider's place).
-			if c.ProviderDone && !neverStored(c.ProviderStatus) && !faultAnswered(&c) && c.ProviderStatus == e.ProviderStatus && c.ProviderBodyDigest == e.ProviderBodyDigest {
-				return Violation(KeyScopedPerEndpoint, "a refund under the key of %s was answered with that charge's stored response (%d)", chargeName(c), e.ProviderStatus)
-			}
-		}
 		switch {
-		case strings.HasPrefix(e.ProviderChargeID, "ch_"):
-			return Violation(KeyScopedPerEndpoint, "a refund under the key of %s was answered with charge %s", chargeName(charges[0]), e.ProviderChargeID)
-		case e.ProviderStatus == 409 && finished:
-			return Violation(KeyScopedPerEndpoint, "a refund under the key of %s was answered 409 though the charge had finished: the key blocks the refunds endpoint", chargeName(charges[0]))
+		case c.IsPost():
+			charges = append(charges, c)
+		case !c.ProviderDone || c.ProviderSeq > e.ArrivalSeq:
+			inFlight = true
 		}
+	}
+	if len(charges) == 0 {
+		return Finding{}
+	}
+	finished := !inFlight
+	for _, c := range charges {
+		if !c.ProviderDone || c.ProviderSeq > e.ArrivalSeq {
+			finished = false
+		}
+		// The charge's stored response: what it answered once processed
+		// (a 409 of the charges endpoint is no stored response, nor a
+		// 429 or 503: nothing was processed or stored, and a refund
+		// turned away the same way, with the same problem body, is the
+		// refund's own answer; nor an answer its fault gave in the
+		// provider's place).
+		if c.ProviderDone && !neverStored(c.ProviderStatus) && !faultAnswered(c) && c.ProviderStatus == e.ProviderStatus && c.ProviderBodyDigest == e.ProviderBodyDigest {
+			return Violation(KeyScopedPerEndpoint, "a refund under the key of %s was answered with that charge's stored response (%d)", chargeName(*c), e.ProviderStatus)
+		}
+	}
+	switch {
+	case strings.HasPrefix(e.ProviderChargeID, "ch_"):
+		return Violation(KeyScopedPerEndpoint, "a refund under the key of %s was answered with charge %s", chargeName(*charges[0]), e.ProviderChargeID)
+	case e.ProviderStatus == 409 && finished:
+		return Violation(KeyScopedPerEndpoint, "a refund under the key of %s was answered 409 though the charge had finished: the key blocks the refunds endpoint", chargeName(*charges[0]))
 	}
 	return Finding{}
 }

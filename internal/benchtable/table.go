@@ -99,7 +99,25 @@ const (
 	targetCalls = 40
 	// targetDetect is the most median wall seconds to find a mutant.
 	targetDetect = 0.5
+	// targetFlat is the most a step's check at 1000 exchanges may cost
+	// over one at 10 (issue 29).
+	targetFlat = 3
 )
+
+// checkerRow is a step's check at each history length of
+// BenchmarkCheckerStep, in µs.
+func (r *results) checkerRow() (ratio, bool) {
+	var cells []string
+	for _, n := range []string{"10", "100", "1000"} {
+		if v, ok := r.median("CheckerStep/step/exchanges="+n, "ns/op"); ok {
+			cells = append(cells, num(v/1e3)+" µs at "+n)
+		}
+	}
+	if len(cells) == 0 {
+		return ratio{}, false
+	}
+	return ratio{"step check: CheckerStep of a step at 10 / 100 / 1000 exchanges", strings.Join(cells, " · "), ""}, true
+}
 
 // ratio is one derived row: what it divides, its value, the target.
 type ratio struct {
@@ -119,6 +137,21 @@ func (r *results) ratios() []ratio {
 		calls := 1e9 / seqs / floor
 		out = append(out, ratio{"direct handler calls per sequence (Property ns/sequence ÷ ProviderDirect ns/op)", num(calls), fmt.Sprintf("≤ %d: %s", targetCalls, gap(calls, targetCalls))})
 	}
+	if perEx, ok := r.median("Property", "ns/exchange"); ok {
+		out = append(out, ratio{"µs per exchange (Property ns/exchange)", num(perEx / 1e3), ""})
+	}
+	if allocs, ok := r.median("Property", "allocs/exchange"); ok {
+		out = append(out, ratio{"allocations per exchange (Property allocs/exchange)", num(allocs), ""})
+	}
+	if row, ok := r.checkerRow(); ok {
+		out = append(out, row)
+	}
+	if par, ok := r.median("PropertyParallel", "sequences/s"); ok {
+		if one, ok := r.median("Property", "sequences/s"); ok && one > 0 {
+			procs, _ := r.median("PropertyParallel", "properties")
+			out = append(out, ratio{fmt.Sprintf("speedup with every core (PropertyParallel sequences/s, %s properties at once, ÷ Property sequences/s)", strconv.Itoa(int(procs))), num(par/one) + "×", ""})
+		}
+	}
 	if loop, ok := r.median("ProviderLoopback", "ns/op"); ok && okFloor {
 		out = append(out, ratio{"ProviderLoopback ns/op ÷ ProviderDirect ns/op (what HTTP on loopback adds)", num(loop/floor) + "×", ""})
 	}
@@ -129,7 +162,7 @@ func (r *results) ratios() []ratio {
 	}
 	if long, ok := r.median("CheckerStep/step/exchanges=1000", "ns/op"); ok {
 		if short, ok := r.median("CheckerStep/step/exchanges=10", "ns/op"); ok {
-			out = append(out, ratio{"CheckerStep ns/op of a step, 1000 exchanges ÷ 10 exchanges", num(long/short) + "×", "1× (flat in history length)"})
+			out = append(out, ratio{"CheckerStep ns/op of a step, 1000 exchanges ÷ 10 exchanges", num(long/short) + "×", fmt.Sprintf("≤ %d× (flat in history length): %s", targetFlat, gap(long/short, targetFlat))})
 		}
 	}
 	if whole, ok := r.median("CheckerStep/whole/exchanges=1000", "ns/op"); ok {

@@ -28,6 +28,7 @@ cpu: Other CPU
 BenchmarkProperty
     bench_property_test.go:12: a log line
 BenchmarkProperty-2   	     140	  10000000 ns/op	       800 allocs/exchange	      2500 exchanges/s	        25 exchanges/sequence	    400000 ns/exchange	        100 sequences/s	 3804193 B/op	    9893 allocs/op
+BenchmarkPropertyParallel-2   	     140	  10000000 ns/op	       170 sequences/s	 2 properties
 BenchmarkPropertySteps/steps=30-2   	     100	  10000000 ns/op	    300000 ns/exchange
 BenchmarkPropertySteps/steps=300-2   	     2	  900000000 ns/op	    900000 ns/exchange
 BenchmarkCheckerStep/step/exchanges=10-2         	    7137	    100000 ns/op	        11.00 exchanges
@@ -42,7 +43,7 @@ PASS
 func TestParseKeepsEveryRunAndUnit(t *testing.T) {
 	res, err := parse(strings.NewReader(sample))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"ProviderDirect", "ProviderLoopback", "Property", "PropertySteps/steps=30", "PropertySteps/steps=300",
+	assert.Equal(t, []string{"ProviderDirect", "ProviderLoopback", "Property", "PropertyParallel", "PropertySteps/steps=30", "PropertySteps/steps=300",
 		"CheckerStep/step/exchanges=10", "CheckerStep/whole/exchanges=10", "CheckerStep/step/exchanges=1000", "CheckerStep/whole/exchanges=1000", "MutantDetect/fast", "MutantDetect/slow"}, res.order)
 	assert.Equal(t, 3, res.benches["ProviderDirect"].runs)
 	assert.Equal(t, []string{"ns/op", "exchanges/s", "B/op", "allocs/op"}, res.benches["ProviderDirect"].units)
@@ -79,6 +80,12 @@ func TestRatiosToTheFloor(t *testing.T) {
 	assert.Equal(t, "5.00×", got["ProviderLoopback"].value)
 	assert.Equal(t, "3.00×", got["PropertySteps"].value)
 	assert.Equal(t, "1500×", got["CheckerStep"].value)
+	assert.Equal(t, "≤ 3× (flat in history length): 500× over", got["CheckerStep"].target)
+	assert.Equal(t, "400", got["µs"].value)
+	assert.Equal(t, "800", got["allocations"].value)
+	assert.Equal(t, "100 µs at 10 · 150000 µs at 1000", got["step"].value)
+	assert.Equal(t, "1.70×", got["speedup"].value, "170 sequences/s on two properties over 100 on one")
+	assert.Contains(t, got["speedup"].name, "2 properties")
 	assert.Equal(t, "4.00×", got["CheckerStep at"].value, "600 ms whole over 150 ms a step")
 	assert.Equal(t, "2.00 s; 1", got["mutants:"].value)
 	assert.Contains(t, got["mutants:"].name, "(slow)")
@@ -104,7 +111,7 @@ func TestWriteIsOneTableWithTheRatiosLast(t *testing.T) {
 	var b strings.Builder
 	require.NoError(t, res.write(&b))
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	require.Len(t, lines, 2+11+7, b.String())
+	require.Len(t, lines, 2+12+11, b.String())
 	assert.Equal(t, "| ProviderDirect | 3 | 20000 ns/op · 50000 exchanges/s · 59.0 allocs/op | |", lines[2])
 	assert.True(t, strings.HasPrefix(lines[len(lines)-1], "| **mutants:"), lines[len(lines)-1])
 }

@@ -286,15 +286,7 @@ func (m *Machine) crashAfter(o models.Order, card string, after time.Duration) {
 }
 
 // lastCheckoutOp is the id of the most recent checkout operation.
-func (m *Machine) lastCheckoutOp() int {
-	ops := m.w.hist.Snapshot().Ops
-	for i := len(ops) - 1; i >= 0; i-- {
-		if ops[i].Kind == models.OpCheckout {
-			return ops[i].ID
-		}
-	}
-	return 0
-}
+func (m *Machine) lastCheckoutOp() int { return m.w.hist.LastOp(models.OpCheckout) }
 
 // heal ends all faults for the rest of the sequence; it is drawn only once
 // a fault has hit, so that most sequences meet their schedules.

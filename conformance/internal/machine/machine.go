@@ -186,7 +186,7 @@ func (m *Machine) stepWith(action, args string, fs []faults.Fault) {
 // check runs the safety invariants after a step, judging only what the
 // step added (check.Checker; stepVerdict).
 func (m *Machine) check(*rapid.T) {
-	m.evaluateBy(m.safety(), m.stepVerdict)
+	m.evaluateBy(m.safety(), m.w.StepSnapshot, m.stepVerdict)
 }
 
 // safety is the safety invariants this run judges: all of them in
@@ -219,15 +219,18 @@ func (m *Machine) remoteJudged() bool {
 // evaluate runs invs over the whole history (check.Evaluate: the final
 // verdict) and keeps the first violation, with the world that showed it,
 // for conclude.
-func (m *Machine) evaluate(invs []check.Invariant) { m.evaluateBy(invs, check.Evaluate) }
+func (m *Machine) evaluate(invs []check.Invariant) {
+	m.evaluateBy(invs, m.w.Snapshot, check.Evaluate)
+}
 
-// evaluateBy is evaluate with judge as the verdict over the world.
-func (m *Machine) evaluateBy(invs []check.Invariant, judge func(check.World, []check.Invariant) *check.ViolationError) {
+// evaluateBy is evaluate with read as the world's snapshot and judge as
+// the verdict over it.
+func (m *Machine) evaluateBy(invs []check.Invariant, read func() (check.World, error), judge func(check.World, []check.Invariant) *check.ViolationError) {
 	if m.failed != nil || m.known != nil || m.broken != nil {
 		return
 	}
 	m.w.clock.Settle() // a provider commit due now is in the snapshot, or not, every time
-	w, err := m.w.Snapshot()
+	w, err := read()
 	if err != nil {
 		m.halt(err)
 		return
@@ -243,6 +246,9 @@ func (m *Machine) evaluateBy(invs []check.Invariant, judge func(check.World, []c
 }
 
 func (m *Machine) fail(w check.World, v *check.ViolationError) {
+	if w.History.Delta != nil {
+		w.History = w.History.Clone() // the synced history: the next step's Sync would overwrite it
+	}
 	if m.run.Ack[v.Category] {
 		// Found earlier in the run: the sequence ends here and passes, so
 		// what follows from it (two charges after a broken replay) is not
@@ -336,7 +342,7 @@ func (m *Machine) Finish() {
 	}
 	w := m.w
 	w.faults.Heal()
-	healed := len(w.hist.Snapshot().Exchanges)
+	healed := w.hist.Exchanges()
 	// Let in-flight work end, then the attempts age past AbandonAfter.
 	w.clock.Advance(w.ccfg.TotalTimeout + w.ccfg.AbandonAfter + w.ccfg.Interval)
 	w.reconcile("reconciler (final)")

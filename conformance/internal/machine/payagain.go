@@ -20,7 +20,7 @@ func (m *Machine) payAbandonedAgain() {
 			continue
 		}
 		m.step("pay-again", fmt.Sprintf("order %d with visa", o.ID))
-		sent := len(w.hist.Snapshot().Exchanges)
+		sent := w.hist.Exchanges()
 		res := w.checkout(w.cli, "shopper", o, "visa")
 		m.evaluate(m.safety()) // a broken protocol names the cause first
 		if m.failed != nil || m.known != nil || m.broken != nil {

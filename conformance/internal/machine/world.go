@@ -52,8 +52,11 @@ type World struct {
 	// the loopback proxy), last first.
 	closers []func()
 	hist    *models.History
-	prov    backend.Backend
-	faults  *faults.Transport
+	// synced is the history as the last StepSnapshot saw it, brought up to
+	// date by models.History.Sync at each step.
+	synced models.Snapshot
+	prov   backend.Backend
+	faults *faults.Transport
 	// schedules lists each step's drawn fault schedule, for the report.
 	schedules []string
 	// store is the reference client's attempt store (Config.ClientStore),
@@ -215,8 +218,22 @@ func (w *World) pause(d time.Duration) {
 }
 
 // Snapshot is the World the invariants read now, or an error when the
-// provider's truth or journal could not be read.
-func (w *World) Snapshot() (check.World, error) {
+// provider's truth or journal could not be read. Its history is a copy.
+func (w *World) Snapshot() (check.World, error) { return w.read(false) }
+
+// StepSnapshot is Snapshot after a step: its history is the world's own,
+// brought up to date by models.History.Sync, which copies only what was
+// recorded since the last StepSnapshot, and its Delta says what that was
+// (check.Checker reads only that). The next StepSnapshot overwrites it in
+// place: Clone what must outlive it. Over a journaled backend, whose Amend
+// rewrites earlier exchanges, it is Snapshot.
+func (w *World) StepSnapshot() (check.World, error) {
+	_, journaled := w.prov.(backend.Journaled)
+	return w.read(!journaled)
+}
+
+// read is Snapshot, over the synced history when synced.
+func (w *World) read(synced bool) (check.World, error) {
 	charges, err := w.prov.Charges()
 	if err != nil {
 		return check.World{}, err
@@ -234,10 +251,16 @@ func (w *World) Snapshot() (check.World, error) {
 			return check.World{}, fmt.Errorf("conformance: read the client's view: %w", err)
 		}
 	}
-	h := w.hist.Snapshot()
-	if j, ok := w.prov.(backend.Journaled); ok {
-		if err := j.Amend(&h); err != nil {
-			return check.World{}, err
+	var h models.Snapshot
+	if synced {
+		w.hist.Sync(&w.synced)
+		h = w.synced
+	} else {
+		h = w.hist.Snapshot()
+		if j, ok := w.prov.(backend.Journaled); ok {
+			if err := j.Amend(&h); err != nil {
+				return check.World{}, err
+			}
 		}
 	}
 	refunds, judged, err := w.refundTruth()

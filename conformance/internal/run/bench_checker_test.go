@@ -19,7 +19,9 @@ import (
 // oracle). The histories are real: the reference client and the embedded
 // provider under drawn faults (rapid seed 1, one long sequence of up to
 // 1000 orders), each the snapshots before and after the first step after
-// which the history holds at least that many exchanges. Metrics: ns/op
+// which the history holds at least that many exchanges, the second with
+// the models.Delta of the step between them, as the property hands it
+// over. Metrics: ns/op
 // per verdict, exchanges (the history's actual length), ns/exchange. An
 // incremental checker is flat in the history's length.
 func BenchmarkCheckerStep(b *testing.B) {
@@ -108,10 +110,11 @@ func captureWorlds(t *rapid.T, r *runState) {
 			return
 		}
 		m.World().Settle()
-		s, err := m.World().Snapshot()
+		s, err := m.World().StepSnapshot() // as machine.check reads it: the history's Delta says what the step added
 		if err != nil {
 			t.Fatal(err)
 		}
+		s.History = s.History.Clone()
 		for _, want := range checkerLengths {
 			if _, done := checkerBuilt[want]; done || len(s.History.Exchanges) < want || prev.History.Exchanges == nil {
 				continue

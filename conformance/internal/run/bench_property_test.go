@@ -21,7 +21,14 @@ import (
 // run, from runtime.MemStats, divided by its exchanges). make bench
 // divides ns/exchange by BenchmarkProviderDirect's (sut/provider): the
 // harness's cost over the floor.
-func BenchmarkProperty(b *testing.B) { benchProperty(b, "") }
+func BenchmarkProperty(b *testing.B) { benchProperty(b, "", 1) }
+
+// BenchmarkPropertyParallel is BenchmarkProperty with GOMAXPROCS
+// properties at once (IDEMCHECK_PARALLEL's default: every core), b.N
+// sequences in all, each property from its own derived seed: make bench
+// divides its sequences/s by BenchmarkProperty's, the speedup with every
+// core.
+func BenchmarkPropertyParallel(b *testing.B) { benchProperty(b, "", runtime.GOMAXPROCS(0)) }
 
 // BenchmarkPropertySteps is BenchmarkProperty at -rapid.steps 30, 100
 // and 300: how a sequence's cost grows with its length. A step's check
@@ -29,13 +36,13 @@ func BenchmarkProperty(b *testing.B) { benchProperty(b, "") }
 // ns/exchange grows with the steps.
 func BenchmarkPropertySteps(b *testing.B) {
 	for _, steps := range []int{30, 100, 300} {
-		b.Run(fmt.Sprintf("steps=%d", steps), func(b *testing.B) { benchProperty(b, strconv.Itoa(steps)) })
+		b.Run(fmt.Sprintf("steps=%d", steps), func(b *testing.B) { benchProperty(b, strconv.Itoa(steps), 1) })
 	}
 }
 
 // benchProperty runs b.N sequences of the main job at steps ("" for
-// rapid's -rapid.steps) and reports their rates.
-func benchProperty(b *testing.B, steps string) {
+// rapid's -rapid.steps), in n properties at once, and reports their rates.
+func benchProperty(b *testing.B, steps string, n int) {
 	set := map[string]string{"rapid.checks": strconv.Itoa(b.N), "rapid.seed": seedOr("1")}
 	if steps != "" {
 		set["rapid.steps"] = steps
@@ -54,7 +61,11 @@ func benchProperty(b *testing.B, steps string) {
 		r = benchRun(t, Config{})
 		runtime.ReadMemStats(&before)
 		start = time.Now()
-		r.checkAll(t)
+		if n > 1 {
+			r.runParallel(t, n)
+		} else {
+			r.checkAll(t)
+		}
 		duration = time.Since(start)
 		runtime.ReadMemStats(&after)
 	})
@@ -69,4 +80,7 @@ func benchProperty(b *testing.B, steps string) {
 	b.ReportMetric(float64(duration.Nanoseconds())/float64(ex), "ns/exchange")
 	b.ReportMetric(float64(ex)/float64(seqs), "exchanges/sequence")
 	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(ex), "allocs/exchange")
+	if n > 1 {
+		b.ReportMetric(float64(n), "properties")
+	}
 }
