@@ -10,6 +10,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/conformance"
 	"github.com/idemcheck/idemcheck/internal/rapidenv" // its init runs before rapid's: see rapidInput
+	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/sut/remote"
 )
 
@@ -58,24 +59,11 @@ func reportDirInput(flagValue string) (dir, named string) {
 	return conformance.DefaultReportDir, "the report folder " + conformance.DefaultReportDir
 }
 
-// writableDir creates dir when missing and writes (then removes) a file
-// in it, so that a run that could not keep its reports sends nothing.
+// writableDir checks that the run can keep its reports in dir
+// (reports.Writable), naming the folder as the user did.
 func writableDir(dir, named string) error {
-	fail := func(err error) error {
+	if err := reports.Writable(dir); err != nil {
 		return fmt.Errorf("%s: not a folder the run can write its reports to: %v", named, err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fail(err)
-	}
-	f, err := os.CreateTemp(dir, ".idemcheck-write-check-*")
-	if err != nil {
-		return fail(err)
-	}
-	_, werr := f.Write([]byte("idemcheck\n"))
-	cerr := f.Close()
-	_ = os.Remove(f.Name())
-	if err := errors.Join(werr, cerr); err != nil {
-		return fail(err)
 	}
 	return nil
 }
