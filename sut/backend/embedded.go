@@ -2,7 +2,7 @@ package backend
 
 import (
 	"net/http"
-	"sort"
+	"sync"
 	"time"
 
 	"github.com/idemcheck/idemcheck/faults"
@@ -17,6 +17,10 @@ import (
 type Embedded struct {
 	prov *provider.Provider
 	wire *faults.InProcess
+
+	mu          sync.Mutex      // guards the ledger below
+	read        int             // the provider's charges read so far
+	mine, other []models.Charge // what was read, by account: the client's, merchant B's
 }
 
 // NewEmbedded is the reference provider with mutant m's bugs (nil: none),
@@ -49,23 +53,36 @@ func (e *Embedded) Declines() int { return e.prov.Declines() }
 
 // accountCharges is merchant B's charges (other) or every other
 // account's, in creation order: the client's account is whatever its
-// requests carry.
+// requests carry. It reads only the charges added since its last call
+// (provider.Provider.ChargesFrom; charges are only appended), so a step
+// costs what it added, not the ledger's length. The slices it returns
+// share the ledger's backing arrays, capped at their length: an append
+// by the caller copies, and the ledger only appends past what it handed
+// out.
 func (e *Embedded) accountCharges(other bool) []models.Charge {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	charges, scopes := e.prov.ChargesFrom(e.read)
 	b := accountB()
-	var out []models.Charge
-	for scope, cs := range e.prov.ChargesByAccount() { // one read: one moment of the ledger
-		if (scope == b) == other {
-			out = append(out, cs...)
+	for i, ch := range charges {
+		if scopes[i] == b {
+			e.other = append(e.other, ch)
+		} else {
+			e.mine = append(e.mine, ch)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID }) // ch_%06d: creation order
-	return out
+	e.read += len(charges)
+	out := e.mine
+	if other {
+		out = e.other
+	}
+	return out[:len(out):len(out)]
 }
 
 // accountB is merchant B's account scope (provider.AccountScope of its
-// Authorization).
-func accountB() string {
+// Authorization), worked out once.
+var accountB = sync.OnceValue(func() string {
 	r, _ := http.NewRequest(http.MethodGet, "/", nil) // a constant URL: cannot fail
 	r.Header.Set("Authorization", MerchantB)
 	return provider.AccountScope(r)
-}
+})

@@ -57,7 +57,7 @@ var _ RefundStore = (*Store)(nil)
 
 // StartRefund implements RefundStore.
 func (s *Store) StartRefund(_ context.Context, e Epoch, sp RefundSpec) (models.RefundIntent, bool, error) {
-	s.mu.Lock()
+	s.lockToChange()
 	defer s.mu.Unlock()
 	if !s.currentLocked(e) {
 		return models.RefundIntent{}, false, ErrFenced
@@ -81,7 +81,7 @@ func (s *Store) StartRefund(_ context.Context, e Epoch, sp RefundSpec) (models.R
 
 // SettleRefund implements RefundStore.
 func (s *Store) SettleRefund(_ context.Context, e Epoch, id uuid.UUID, status models.RefundStatus, refundID string) error {
-	s.mu.Lock()
+	s.lockToChange()
 	defer s.mu.Unlock()
 	if !s.currentLocked(e) {
 		return ErrFenced
@@ -96,7 +96,7 @@ func (s *Store) SettleRefund(_ context.Context, e Epoch, id uuid.UUID, status mo
 
 // AbandonRefund implements RefundStore.
 func (s *Store) AbandonRefund(_ context.Context, e Epoch, id uuid.UUID, idleSince time.Time) (bool, error) {
-	s.mu.Lock()
+	s.lockToChange()
 	defer s.mu.Unlock()
 	if !s.currentLocked(e) {
 		return false, ErrFenced
@@ -123,13 +123,13 @@ func (s *Store) OpenRefunds(_ context.Context, cutoff time.Time) ([]models.Refun
 	return out, nil
 }
 
-// Refunds implements RefundStore.
+// Refunds implements RefundStore: every refund intent, in creation order.
+// Until the store changes, every call returns the same slice (capped at
+// its length): read it, never write to it.
 func (s *Store) Refunds(context.Context) ([]models.RefundIntent, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]models.RefundIntent, len(s.refunds))
-	for i, r := range s.refunds {
-		out[i] = *r
-	}
-	return out, nil
+	s.viewLocked()
+	r := s.views.refunds
+	return r[:len(r):len(r)], nil
 }

@@ -25,6 +25,20 @@ type Store struct {
 	orders   map[int64]*models.Order
 	attempts []*models.PaymentAttempt // creation order
 	refunds  refundLog                // creation order (refundstore.go)
+
+	// gen counts the critical sections that may have changed an order, an
+	// attempt or a refund intent (lockToChange); views is what Snapshot
+	// and Refunds last returned, read at generation views.gen, handed out
+	// again while nothing changed: the harness reads the store after every
+	// step, and most steps change nothing in it.
+	gen   uint64
+	views struct {
+		gen      uint64
+		ok       bool
+		orders   []models.Order
+		attempts []models.PaymentAttempt
+		refunds  []models.RefundIntent
+	}
 }
 
 var _ AttemptStore = (*Store)(nil)
@@ -34,16 +48,16 @@ func NewStore() *Store {
 	return &Store{orders: make(map[int64]*models.Order), epochs: make(map[string]uint64)}
 }
 
-// Orders returns a snapshot of every order, by id.
+// Orders returns a copy of every order, by id.
 func (s *Store) Orders() []models.Order {
 	o, _, _ := s.Snapshot(context.Background())
-	return o
+	return slices.Clone(o)
 }
 
-// Attempts returns a snapshot of every payment attempt, in creation order.
+// Attempts returns a copy of every payment attempt, in creation order.
 func (s *Store) Attempts() []models.PaymentAttempt {
 	_, a, _ := s.Snapshot(context.Background())
-	return a
+	return slices.Clone(a)
 }
 
 // Order returns order id.
@@ -52,10 +66,23 @@ func (s *Store) Order(id int64) (models.Order, bool) {
 	return o, err == nil
 }
 
-// Snapshot implements AttemptStore; it never fails.
+// Snapshot implements AttemptStore; it never fails. Until the store
+// changes, every call returns the same slices (capped at their length):
+// read them, never write to them.
 func (s *Store) Snapshot(context.Context) ([]models.Order, []models.PaymentAttempt, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.viewLocked()
+	o, a := s.views.orders, s.views.attempts
+	return o[:len(o):len(o)], a[:len(a):len(a)], nil
+}
+
+// viewLocked brings views up to the store's generation: a copy of every
+// order (by id), attempt and refund intent (in creation order).
+func (s *Store) viewLocked() {
+	if s.views.ok && s.views.gen == s.gen {
+		return
+	}
 	orders := make([]models.Order, 0, len(s.orders))
 	for _, o := range s.orders {
 		orders = append(orders, *o)
@@ -65,7 +92,19 @@ func (s *Store) Snapshot(context.Context) ([]models.Order, []models.PaymentAttem
 	for i, a := range s.attempts {
 		atts[i] = *a
 	}
-	return orders, atts, nil
+	refunds := make([]models.RefundIntent, len(s.refunds))
+	for i, r := range s.refunds {
+		refunds[i] = *r
+	}
+	s.views.orders, s.views.attempts, s.views.refunds = orders, atts, refunds
+	s.views.gen, s.views.ok = s.gen, true
+}
+
+// lockToChange locks the store for a critical section that may change an
+// order, an attempt or a refund intent: the next Snapshot reads it again.
+func (s *Store) lockToChange() {
+	s.mu.Lock()
+	s.gen++
 }
 
 // LoadOrder implements AttemptStore.
@@ -81,7 +120,7 @@ func (s *Store) LoadOrder(_ context.Context, id int64) (models.Order, error) {
 
 // Open implements AttemptStore.
 func (s *Store) Open(_ context.Context, instance string) (Epoch, error) {
-	s.mu.Lock()
+	s.lockToChange()
 	defer s.mu.Unlock()
 	s.epochs[instance]++
 	return Epoch{Instance: instance, N: s.epochs[instance]}, nil
@@ -89,7 +128,7 @@ func (s *Store) Open(_ context.Context, instance string) (Epoch, error) {
 
 // Fence implements AttemptStore.
 func (s *Store) Fence(_ context.Context, e Epoch) error {
-	s.mu.Lock()
+	s.lockToChange()
 	defer s.mu.Unlock()
 	if s.epochs[e.Instance] == e.N {
 		s.epochs[e.Instance]++
@@ -103,7 +142,7 @@ func (s *Store) currentLocked(e Epoch) bool { return s.epochs[e.Instance] == e.N
 
 // OpenOrder implements AttemptStore.
 func (s *Store) OpenOrder(_ context.Context, e Epoch, total int64, currency string) (models.Order, error) {
-	s.mu.Lock()
+	s.lockToChange()
 	defer s.mu.Unlock()
 	if !s.currentLocked(e) {
 		return models.Order{}, ErrFenced
@@ -116,7 +155,7 @@ func (s *Store) OpenOrder(_ context.Context, e Epoch, total int64, currency stri
 
 // GetOrStart implements AttemptStore.
 func (s *Store) GetOrStart(_ context.Context, e Epoch, sp StartSpec) (Started, error) {
-	s.mu.Lock()
+	s.lockToChange()
 	defer s.mu.Unlock()
 	if !s.currentLocked(e) {
 		return Started{}, ErrFenced
@@ -157,7 +196,7 @@ func (s *Store) GetOrStart(_ context.Context, e Epoch, sp StartSpec) (Started, e
 
 // Succeed implements AttemptStore.
 func (s *Store) Succeed(_ context.Context, e Epoch, id uuid.UUID, chargeID string) (models.Order, error) {
-	s.mu.Lock()
+	s.lockToChange()
 	defer s.mu.Unlock()
 	if !s.currentLocked(e) {
 		return models.Order{}, ErrFenced
@@ -178,7 +217,7 @@ func (s *Store) Succeed(_ context.Context, e Epoch, id uuid.UUID, chargeID strin
 
 // Abandon implements AttemptStore.
 func (s *Store) Abandon(_ context.Context, e Epoch, sp AbandonSpec) (abandoned bool, err error) {
-	s.mu.Lock()
+	s.lockToChange()
 	defer s.mu.Unlock()
 	if !s.currentLocked(e) {
 		return false, ErrFenced
@@ -196,7 +235,7 @@ func (s *Store) Abandon(_ context.Context, e Epoch, sp AbandonSpec) (abandoned b
 
 // EndAttempt implements AttemptStore.
 func (s *Store) EndAttempt(_ context.Context, e Epoch, id uuid.UUID, status models.AttemptStatus) (models.Order, error) {
-	s.mu.Lock()
+	s.lockToChange()
 	defer s.mu.Unlock()
 	if !s.currentLocked(e) {
 		return models.Order{}, ErrFenced
@@ -222,7 +261,7 @@ func (s *Store) closeLocked(a *models.PaymentAttempt, status models.AttemptStatu
 
 // MarkChecked implements AttemptStore.
 func (s *Store) MarkChecked(_ context.Context, e Epoch, id uuid.UUID, now time.Time) error {
-	s.mu.Lock()
+	s.lockToChange()
 	defer s.mu.Unlock()
 	if !s.currentLocked(e) {
 		return ErrFenced
@@ -248,7 +287,7 @@ func (s *Store) OpenAttempts(_ context.Context, cutoff time.Time) ([]models.Paym
 
 // SetKey implements AttemptStore.
 func (s *Store) SetKey(_ context.Context, e Epoch, id uuid.UUID, key string) error {
-	s.mu.Lock()
+	s.lockToChange()
 	defer s.mu.Unlock()
 	if !s.currentLocked(e) {
 		return ErrFenced

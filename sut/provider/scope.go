@@ -59,11 +59,28 @@ func (p *Provider) ChargesByAccount() map[string][]models.Charge {
 	if p.store != nil {
 		return nil
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	charges, scopes := p.ChargesFrom(0)
 	out := map[string][]models.Charge{}
-	for i, ch := range p.charges {
-		out[p.accounts[i]] = append(out[p.accounts[i]], ch)
+	for i, ch := range charges {
+		out[scopes[i]] = append(out[scopes[i]], ch)
 	}
 	return out
+}
+
+// ChargesFrom returns a copy of the in-memory provider's charges from the
+// i-th on (0-based, creation order), each with the account scope that
+// created it (scopes[j] is charges[j]'s, as in ChargesByAccount). Charges
+// are only ever appended, so a reader that keeps what it read asks only
+// for what was added since (backend.Embedded, at every step). Over a
+// Store both are nil.
+func (p *Provider) ChargesFrom(i int) (charges []models.Charge, scopes []string) {
+	if p.store != nil {
+		return nil, nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if i >= len(p.charges) {
+		return nil, nil
+	}
+	return append([]models.Charge(nil), p.charges[i:]...), append([]string(nil), p.accounts[i:]...)
 }

@@ -21,6 +21,7 @@ type Machine struct {
 	w     *World
 	run   Check
 	steps int
+	safe  []check.Invariant // the safety invariants judged (safety), once known
 	// failed is the first violation found; once set, the remaining drawn
 	// actions do nothing and the check fails in conclude.
 	failed *check.ViolationError
@@ -195,14 +196,21 @@ func (m *Machine) check(*rapid.T) {
 // or left out when a key may expire mid-run; against WireMock, whose
 // answers the harness itself programs from the specification
 // (sut/wiremock), those two are left out, as they would judge the harness.
+// The list is worked out at the first step and kept: what it depends on
+// (the world's providers, its client, the profile) is fixed for the
+// sequence.
 func (m *Machine) safety() []check.Invariant {
-	switch {
-	case !m.w.real || m.w.specJudged || m.w.loopback:
-		return m.judged(check.Safety())
-	case m.remoteJudged():
-		return m.judged(check.RemoteSafety(check.Safety(), m.w.cfg.Remote.Profile().ErrorsStored))
+	if m.safe == nil {
+		switch {
+		case !m.w.real || m.w.specJudged || m.w.loopback:
+			m.safe = m.judged(check.Safety())
+		case m.remoteJudged():
+			m.safe = m.judged(check.RemoteSafety(check.Safety(), m.w.cfg.Remote.Profile().ErrorsStored))
+		default:
+			m.safe = m.judged(check.WithoutProviderOnly(check.Safety()))
+		}
 	}
-	return m.judged(check.WithoutProviderOnly(check.Safety()))
+	return m.safe
 }
 
 // remoteJudged reports whether this run is against a remote provider whose
