@@ -165,9 +165,21 @@ func runOrSkip(t *testing.T, cfg Config) *Stats {
 	t.Helper()
 	stats := run(t, cfg, nil)
 	if why := stats.Stopped(); why != "" && !t.Failed() {
-		t.Skipf("INCONCLUSIVE: %s after %d complete sequences; raise IDEMCHECK_MAX_REQUESTS / IDEMCHECK_MAX_CHARGES / IDEMCHECK_MAX_DURATION for more", why, stats.Sequences())
+		t.Skipf("INCONCLUSIVE: %s after %d complete sequences%s", why, stats.Sequences(), stoppedAdvice(why, "; ", "for more"))
 	}
 	return stats
+}
+
+// stoppedAdvice is what to do about a run that stopped early for why,
+// after sep: more budget when a budget is what ran out ("raise
+// IDEMCHECK_MAX_… " and what for); nothing when the run was interrupted,
+// the provider answered outside its dialect or stayed unavailable, where
+// more budget changes nothing and why says what happened.
+func stoppedAdvice(why, sep, forWhat string) string {
+	if !strings.Contains(why, "budget") {
+		return ""
+	}
+	return sep + "raise IDEMCHECK_MAX_REQUESTS, IDEMCHECK_MAX_CHARGES or IDEMCHECK_MAX_DURATION " + forWhat
 }
 
 // runStats runs the property as the subtest name of t (name-<tag> against

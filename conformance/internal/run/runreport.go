@@ -92,7 +92,7 @@ func (r *runState) writeReport(t *testing.T) {
 	ff := newestFailFile(r.test, r.started)
 	f.Replay, f.Seed, f.Explanation = replayCommand(r, ff), failFileSeed(ff), explain(f)
 	if why := r.stoppedWhy(); why != "" {
-		f.Notes = append(f.Notes, "The run's budget ran out while rapid was shrinking ("+why+"), so this may not be the smallest failing sequence: raise IDEMCHECK_MAX_REQUESTS, IDEMCHECK_MAX_CHARGES or IDEMCHECK_MAX_DURATION to shrink further.")
+		f.Notes = append(f.Notes, "The run stopped while rapid was shrinking ("+why+"), so this may not be the smallest failing sequence"+stoppedAdvice(why, ": ", "to shrink further")+".")
 	}
 	switch {
 	case r.cfg.Reproduce > 0 && ff == "":
