@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -43,6 +44,20 @@ func init() {
 			fmt.Fprintf(out, "DISAGREE incremental %s whole %s\n", verdictLine(got), verdictLine(want))
 		default:
 			fmt.Fprintf(out, "agree %s\n", verdictLine(want))
+		}
+		_ = out.Flush()
+	}
+	machine.ViewHook = func(step, full check.World) {
+		mu.Lock()
+		defer mu.Unlock()
+		for what, same := range map[string]bool{
+			"orders":         slices.Equal(step.Orders, full.Orders),
+			"attempts":       slices.Equal(step.Attempts, full.Attempts),
+			"refund intents": slices.Equal(step.RefundIntents, full.RefundIntents),
+		} {
+			if !same {
+				fmt.Fprintf(out, "DISAGREE the step's %s (kept from the store's change log) differ from a full read\n", what)
+			}
 		}
 		_ = out.Flush()
 	}

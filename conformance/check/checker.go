@@ -19,9 +19,11 @@ import (
 // the history's creates and refunds by call, operation and key (steps.go),
 // and a copy of the client's and the provider's state indexed by
 // reference and order (state.go). So a step costs O(what it added or
-// changed) for every invariant, plus one comparison of the state's
-// elements with the last step's; an invariant whose rejudged group fails
-// is judged whole once, for Evaluate's first violation.
+// changed) for every invariant; the state's elements are compared with
+// the last step's only where the World's StateDelta does not say what
+// changed (a client other than the reference over its in-memory store, a
+// provider other than the embedded one). An invariant whose rejudged
+// group fails is judged whole once, for Evaluate's first violation.
 //
 // A step's World must extend the previous one's history (same exchanges,
 // appended to; the provider's events numbered after the last one seen).
@@ -53,6 +55,10 @@ type Checker struct {
 	// replay-consistent, mismatch-rejected: verdicts judged
 	rcAt, mrAt int
 	declines   int // verdicts that may have processed a decline (checkDeclinesRunOnce)
+	// merchant B's probes (by index) and those that may have processed a
+	// decline, with their count (declinesRunOnce)
+	isOther, otherAllows map[int]bool
+	othersAllowed        int
 
 	fullReplays int // times the replay started over (Replays)
 
@@ -235,6 +241,10 @@ func (c *Checker) index(w World, from int) {
 			}
 		case kind == ProbeOtherAccount:
 			c.others = append(c.others, i)
+			if c.isOther == nil {
+				c.isOther, c.otherAllows = map[int]bool{}, map[int]bool{}
+			}
+			c.isOther[i] = true
 			other = true
 		}
 		c.g.file(w.History, i, client, other)
@@ -425,18 +435,29 @@ func (c *Checker) stepMismatchRejected(w World) Finding {
 // declinesRunOnce is checkDeclinesRunOnce over the Checker's counts: the
 // verdicts' declines so far, plus the creates still at the provider (all
 // among the open posts) and merchant B's probes.
+//
+// Merchant B's probes that may have processed a decline are counted as
+// the steps touch them (othersAllowed), not read again at every step.
 func (c *Checker) declinesRunOnce(w World) Finding {
+	exs := w.History.Exchanges
+	for _, i := range c.touched {
+		if !c.isOther[i] {
+			continue
+		}
+		e := &exs[i]
+		if now := e.ProviderStatus == 402 || e.Forwarded && !e.ProviderDone; now != c.otherAllows[i] {
+			c.otherAllows[i] = now
+			if now {
+				c.othersAllowed++
+			} else {
+				c.othersAllowed--
+			}
+		}
+	}
 	if w.Declines < 0 || w.Killable {
 		return Finding{}
 	}
-	exs := w.History.Exchanges
-	allowed := c.declines + c.r.pending
-	for _, i := range c.others {
-		if e := exs[i]; e.ProviderStatus == 402 || e.Forwarded && !e.ProviderDone {
-			allowed++
-		}
-	}
-	return declinesFinding(w, allowed)
+	return declinesFinding(w, c.declines+c.r.pending+c.othersAllowed)
 }
 
 func (c *Checker) clientPostsFrom(w World, at int) []models.Exchange {

@@ -55,6 +55,11 @@ type World struct {
 	Refunds       []models.Refund
 	RefundIntents []models.RefundIntent
 	RefundsJudged bool
+	// State, when not nil, says what changed in Orders, Attempts,
+	// RefundIntents and Charges since the World of generation
+	// State.Follows: a Checker that judged that World last reads only
+	// those elements (state.go). Nil: compare every element.
+	State *StateDelta
 
 	memo *memo // what several invariants derive from the history, computed once
 }

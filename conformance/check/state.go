@@ -23,6 +23,7 @@ type state struct {
 	// the indices changed or new at this step
 	da, do, dc, dr, di []int
 	whole              bool
+	gen                uint64 // the StateDelta.Gen of the World last taken, 0 if none
 
 	refOf       map[uuid.UUID]string // attempt id → merchant reference
 	intentRef   map[uuid.UUID]string // refund intent id → its reference
@@ -40,6 +41,69 @@ type state struct {
 	orderIDs    map[int64]bool       // scratch: orders to rejudge
 	chargeIDs   map[string]bool      // scratch: charge ids to rejudge
 	refundsMove bool                 // a refund changed: rejudge every Succeeded refund intent
+}
+
+// StateDelta is what a World's producer knows changed in the state it
+// hands over since the World it handed over before (the machine's view of
+// the in-memory client store, and the embedded provider's append-only
+// ledger). Gen numbers this World and Follows the one it follows; a World
+// whose Follows is not the Gen of the World a Checker judged last is
+// compared element by element, as one without a StateDelta is.
+type StateDelta struct {
+	Gen, Follows uint64
+	// Orders, Attempts and RefundIntents are the indices below the
+	// previous World's lengths whose element changed (ascending); every
+	// index from those lengths on is new.
+	Orders, Attempts, RefundIntents []int
+	// Charges and Refunds are how many of the previous World's Charges
+	// and Refunds are unchanged (a ledger that only appends); the rest are
+	// compared.
+	Charges, Refunds int
+}
+
+// follow copies into *prev the elements of cur that changed (the indices
+// changed, below len(*prev)) or are new, lists them in *out, and reports
+// false when prev cannot be followed on (cur is shorter, or same reports
+// another identity at an index), as diff does.
+func follow[T comparable](prev *[]T, cur []T, changed []int, out *[]int, same func(a, b T) bool) bool {
+	*out = (*out)[:0]
+	p := *prev
+	if len(cur) < len(p) {
+		*prev = append(p[:0], cur...)
+		return false
+	}
+	ok := true
+	for _, i := range changed {
+		if i >= len(p) {
+			break
+		}
+		if p[i] != cur[i] {
+			ok = ok && same(p[i], cur[i])
+			p[i] = cur[i]
+			*out = append(*out, i)
+		}
+	}
+	for i := len(p); i < len(cur); i++ {
+		*out = append(*out, i)
+	}
+	*prev = append(p, cur[len(p):]...)
+	return ok
+}
+
+// diffFrom is diff of cur against *prev from index from on: the elements
+// below it are known unchanged.
+func diffFrom[T comparable](prev *[]T, cur []T, from int, out *[]int, same func(a, b T) bool) bool {
+	p := *prev
+	if from > len(p) || len(cur) < len(p) {
+		return diff(prev, cur, out, same)
+	}
+	tail := p[from:]
+	ok := diff(&tail, cur[from:], out, same)
+	for k := range *out {
+		(*out)[k] += from
+	}
+	*prev = append(p[:from], tail...)
+	return ok
 }
 
 // diff copies into *prev what changed in cur, lists the changed or new
@@ -78,13 +142,34 @@ func (s *state) update(w World) {
 		s.reindex()
 	}
 	na, no, nc, nr, ni := len(s.attempts), len(s.orders), len(s.charges), len(s.refunds), len(s.intents)
-	ok := diff(&s.attempts, w.Attempts, &s.da, func(a, b models.PaymentAttempt) bool { return a.ID == b.ID && a.OrderID == b.OrderID })
-	ok = diff(&s.orders, w.Orders, &s.do, func(a, b models.Order) bool { return a.ID == b.ID }) && ok
-	ok = diff(&s.charges, w.Charges, &s.dc, func(a, b models.Charge) bool { return a.ID == b.ID && a.MerchantReference == b.MerchantReference }) && ok
-	ok = diff(&s.refunds, w.Refunds, &s.dr, func(a, b models.Refund) bool {
+	sameAttempt := func(a, b models.PaymentAttempt) bool { return a.ID == b.ID && a.OrderID == b.OrderID }
+	sameOrder := func(a, b models.Order) bool { return a.ID == b.ID }
+	sameCharge := func(a, b models.Charge) bool { return a.ID == b.ID && a.MerchantReference == b.MerchantReference }
+	sameIntent := func(a, b models.RefundIntent) bool { return a.ID == b.ID && a.OrderID == b.OrderID }
+	var ok bool
+	if d := w.State; d != nil && s.gen != 0 && d.Follows == s.gen {
+		ok = follow(&s.attempts, w.Attempts, d.Attempts, &s.da, sameAttempt)
+		ok = follow(&s.orders, w.Orders, d.Orders, &s.do, sameOrder) && ok
+		ok = diffFrom(&s.charges, w.Charges, d.Charges, &s.dc, sameCharge) && ok
+		ok = follow(&s.intents, w.RefundIntents, d.RefundIntents, &s.di, sameIntent) && ok
+	} else {
+		ok = diff(&s.attempts, w.Attempts, &s.da, sameAttempt)
+		ok = diff(&s.orders, w.Orders, &s.do, sameOrder) && ok
+		ok = diff(&s.charges, w.Charges, &s.dc, sameCharge) && ok
+		ok = diff(&s.intents, w.RefundIntents, &s.di, sameIntent) && ok
+	}
+	sameRefund := func(a, b models.Refund) bool {
 		return a.ID == b.ID && a.Charge == b.Charge && a.MerchantReference == b.MerchantReference
-	}) && ok
-	ok = diff(&s.intents, w.RefundIntents, &s.di, func(a, b models.RefundIntent) bool { return a.ID == b.ID && a.OrderID == b.OrderID }) && ok
+	}
+	if d := w.State; d != nil && s.gen != 0 && d.Follows == s.gen {
+		ok = diffFrom(&s.refunds, w.Refunds, d.Refunds, &s.dr, sameRefund) && ok
+	} else {
+		ok = diff(&s.refunds, w.Refunds, &s.dr, sameRefund) && ok
+	}
+	s.gen = 0
+	if w.State != nil {
+		s.gen = w.State.Gen
+	}
 	if !ok {
 		s.reindex()
 		s.whole = true

@@ -21,6 +21,7 @@ type Embedded struct {
 	mu          sync.Mutex      // guards the ledger below
 	read        int             // the provider's charges read so far
 	mine, other []models.Charge // what was read, by account: the client's, merchant B's
+	refunds     []models.Refund // every refund read, in creation order
 }
 
 // NewEmbedded is the reference provider with mutant m's bugs (nil: none),
@@ -44,8 +45,16 @@ func (e *Embedded) Charges() ([]models.Charge, error) { return e.accountCharges(
 // OtherCharges is merchant B's ledger (Accounts).
 func (e *Embedded) OtherCharges() ([]models.Charge, error) { return e.accountCharges(true), nil }
 
-// Refunds implements Refunder: the embedded provider's refunds.
-func (e *Embedded) Refunds() ([]models.Refund, error) { return e.prov.Refunds(), nil }
+// Refunds implements Refunder: the embedded provider's refunds, in
+// creation order, read as accountCharges reads the charges: only those
+// added since the last call (the provider only appends refunds), handed
+// out in a slice capped at its length.
+func (e *Embedded) Refunds() ([]models.Refund, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.refunds = append(e.refunds, e.prov.RefundsFrom(len(e.refunds))...)
+	return e.refunds[:len(e.refunds):len(e.refunds)], nil
+}
 
 // Declines is the embedded provider's count of processed declines, -1
 // over a Store (provider.Provider.Declines).

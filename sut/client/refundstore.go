@@ -62,12 +62,13 @@ func (s *Store) StartRefund(_ context.Context, e Epoch, sp RefundSpec) (models.R
 	if !s.currentLocked(e) {
 		return models.RefundIntent{}, false, ErrFenced
 	}
-	for _, r := range s.refunds {
+	for i, r := range s.refunds {
 		if r.OrderID == sp.OrderID && r.Status == models.RefundOpen {
 			if r.Amount != sp.Amount {
 				return *r, false, ErrRefundConflict
 			}
 			r.LastSentAt = sp.Now
+			s.touchIntent(i)
 			return *r, true, nil
 		}
 	}
@@ -76,6 +77,7 @@ func (s *Store) StartRefund(_ context.Context, e Epoch, sp RefundSpec) (models.R
 		Amount: sp.Amount, CreatedAt: sp.Now, LastSentAt: sp.Now, Status: models.RefundOpen,
 	}
 	s.refunds = append(s.refunds, r)
+	s.touchIntent(len(s.refunds) - 1)
 	return *r, false, nil
 }
 
@@ -86,9 +88,10 @@ func (s *Store) SettleRefund(_ context.Context, e Epoch, id uuid.UUID, status mo
 	if !s.currentLocked(e) {
 		return ErrFenced
 	}
-	for _, r := range s.refunds {
+	for i, r := range s.refunds {
 		if r.ID == id && (r.Status == models.RefundOpen || status == models.RefundSucceeded) {
 			r.Status, r.ProviderRefundID = status, refundID
+			s.touchIntent(i)
 		}
 	}
 	return nil
@@ -101,9 +104,10 @@ func (s *Store) AbandonRefund(_ context.Context, e Epoch, id uuid.UUID, idleSinc
 	if !s.currentLocked(e) {
 		return false, ErrFenced
 	}
-	for _, r := range s.refunds {
+	for i, r := range s.refunds {
 		if r.ID == id && r.Status == models.RefundOpen && !r.LastSentAt.After(idleSince) {
 			r.Status = models.RefundAbandoned
+			s.touchIntent(i)
 			return true, nil
 		}
 	}

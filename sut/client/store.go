@@ -25,6 +25,7 @@ type Store struct {
 	orders   map[int64]*models.Order
 	attempts []*models.PaymentAttempt // creation order
 	refunds  refundLog                // creation order (refundstore.go)
+	log      changeLog                // what each change touched (storechanges.go)
 
 	// gen counts the critical sections that may have changed an order, an
 	// attempt or a refund intent (lockToChange); views is what Snapshot
@@ -150,6 +151,7 @@ func (s *Store) OpenOrder(_ context.Context, e Epoch, total int64, currency stri
 	s.nextID++
 	o := &models.Order{ID: s.nextID, Total: total, Currency: currency, Status: models.OrderPlaced}
 	s.orders[o.ID] = o
+	s.touchOrder(o)
 	return *o, nil
 }
 
@@ -174,6 +176,7 @@ func (s *Store) GetOrStart(_ context.Context, e Epoch, sp StartSpec) (Started, e
 	if open != nil {
 		if open.Amount == o.Total && open.Currency == o.Currency && open.CardTokenHash == sp.CardHash {
 			open.LastSentAt = sp.Now // about to resend: reconciliation must wait again
+			s.touchAttempt(open)
 			return Started{Attempt: *open, Order: *o, Reused: true}, nil
 		}
 		return Started{Order: *o}, ErrAttemptConflict
@@ -189,8 +192,9 @@ func (s *Store) GetOrStart(_ context.Context, e Epoch, sp StartSpec) (Started, e
 		LastSentAt:     sp.Now,
 		Status:         models.AttemptOpen,
 	}
-	s.attempts = append(s.attempts, a)
+	s.newAttemptLocked(a)
 	o.Status = models.OrderPaymentPending
+	s.touchOrder(o)
 	return Started{Attempt: *a, Order: *o}, nil
 }
 
@@ -207,10 +211,12 @@ func (s *Store) Succeed(_ context.Context, e Epoch, id uuid.UUID, chargeID strin
 	}
 	a.Status = models.AttemptSucceeded
 	a.ProviderChargeID = chargeID
+	s.touchAttempt(a)
 	o := s.orders[a.OrderID]
 	if o.Status != models.OrderPaid {
 		o.Status = models.OrderPaid
 		o.ProviderChargeID = chargeID
+		s.touchOrder(o)
 	}
 	return *o, nil
 }
@@ -254,8 +260,10 @@ func (s *Store) EndAttempt(_ context.Context, e Epoch, id uuid.UUID, status mode
 // when it is PaymentPending. s.mu must be held.
 func (s *Store) closeLocked(a *models.PaymentAttempt, status models.AttemptStatus) {
 	a.Status = status
+	s.touchAttempt(a)
 	if o := s.orders[a.OrderID]; o.Status == models.OrderPaymentPending {
 		o.Status = models.OrderPlaced
+		s.touchOrder(o)
 	}
 }
 
@@ -268,6 +276,7 @@ func (s *Store) MarkChecked(_ context.Context, e Epoch, id uuid.UUID, now time.T
 	}
 	if a := s.attemptLocked(id); a != nil {
 		a.LastCheckedAt = now
+		s.touchAttempt(a)
 	}
 	return nil
 }
@@ -294,6 +303,7 @@ func (s *Store) SetKey(_ context.Context, e Epoch, id uuid.UUID, key string) err
 	}
 	if a := s.attemptLocked(id); a != nil && a.IdempotencyKey == "" {
 		a.IdempotencyKey = key
+		s.touchAttempt(a)
 	}
 	return nil
 }

@@ -259,9 +259,24 @@ func (p *Provider) Refunds() []models.Refund {
 		rs, _ := p.store.Refunds(context.Background())
 		return rs
 	}
+	return p.RefundsFrom(0)
+}
+
+// RefundsFrom is Refunds from the i-th on (0-based, creation order): the
+// in-memory provider only appends refunds, so a reader that keeps what it
+// read asks only for what was added since (backend.Embedded). Over a
+// Store it is Refunds whole.
+func (p *Provider) RefundsFrom(i int) []models.Refund {
+	if p.store != nil {
+		rs, _ := p.store.Refunds(context.Background())
+		return rs
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return append([]models.Refund(nil), p.rf.refunds...)
+	if i >= len(p.rf.refunds) {
+		return nil
+	}
+	return append([]models.Refund(nil), p.rf.refunds[i:]...)
 }
 
 // decodeRefund reads one JSON models.RefundRequest (at most maxBodyBytes)

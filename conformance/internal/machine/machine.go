@@ -3,6 +3,7 @@ package machine
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -256,6 +257,9 @@ func (m *Machine) evaluateBy(invs []check.Invariant, read func() (check.World, e
 func (m *Machine) fail(w check.World, v *check.ViolationError) {
 	if w.History.Delta != nil {
 		w.History = w.History.Clone() // the synced history: the next step's Sync would overwrite it
+	}
+	if w.State != nil { // the World's state view: the next step overwrites it in place
+		w.Orders, w.Attempts, w.RefundIntents, w.State = slices.Clone(w.Orders), slices.Clone(w.Attempts), slices.Clone(w.RefundIntents), nil
 	}
 	if m.run.Ack[v.Category] {
 		// Found earlier in the run: the sequence ends here and passes, so

@@ -21,8 +21,20 @@ func (m *Machine) stepVerdict(w check.World, invs []check.Invariant) *check.Viol
 	if h := StepHook; h != nil {
 		h(w, invs, v)
 	}
+	if h := ViewHook; h != nil && w.State != nil {
+		full, err := m.w.Snapshot()
+		if err == nil {
+			h(w, full)
+		}
+	}
 	return v
 }
+
+// ViewHook, set by a test (conformance's checker_agree_test.go), sees
+// every step's world whose state was kept from the client store's change
+// log (stateView) beside a full read of it (World.Snapshot); nil
+// otherwise.
+var ViewHook func(step, full check.World)
 
 // StepHook, set by a test (conformance's checker_agree_test.go), sees
 // every step's world, invariants and incremental verdict; nil otherwise.

@@ -55,6 +55,11 @@ type World struct {
 	// synced is the history as the last StepSnapshot saw it, brought up to
 	// date by models.History.Sync at each step.
 	synced models.Snapshot
+	// state is the client store's orders, attempts and refund intents as
+	// the last StepSnapshot saw them, kept from the store's change log
+	// (stateview.go), when the client is the reference over the in-memory
+	// store.
+	state  stateView
 	prov   backend.Backend
 	faults *faults.Transport
 	// schedules lists each step's drawn fault schedule, for the report.
@@ -246,7 +251,8 @@ func (w *World) read(synced bool) (check.World, error) {
 		return check.World{}, err
 	}
 	var view checkout.View
-	if v, ok := w.cli.(checkout.Viewer); ok {
+	st, follows := w.followsStore()
+	if v, ok := w.cli.(checkout.Viewer); ok && !(synced && follows) {
 		if view, err = v.View(context.Background()); err != nil {
 			return check.World{}, fmt.Errorf("conformance: read the client's view: %w", err)
 		}
@@ -267,7 +273,7 @@ func (w *World) read(synced bool) (check.World, error) {
 	if err != nil {
 		return check.World{}, err
 	}
-	return check.World{
+	cw := check.World{
 		Refunds: refunds, RefundIntents: view.Refunds, RefundsJudged: judged,
 		History:      h,
 		Orders:       view.Orders,
@@ -278,7 +284,11 @@ func (w *World) read(synced bool) (check.World, error) {
 		Retention:    w.cfg.Retention,
 		Killable:     w.killable,
 		Now:          w.clock.Now(),
-	}, nil
+	}
+	if synced && follows {
+		w.state.follow(st, &cw, appendOnlyLedger(w.prov))
+	}
+	return cw, nil
 }
 
 // openOrder opens an order for total minor units of currency: placed by a

@@ -3,6 +3,7 @@ package run
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 
@@ -136,6 +137,12 @@ func captureWorlds(t *rapid.T, r *runState) {
 			t.Fatal(err)
 		}
 		s.History = s.History.Clone()
+		s.Orders, s.Attempts, s.RefundIntents = slices.Clone(s.Orders), slices.Clone(s.Attempts), slices.Clone(s.RefundIntents)
+		if s.State != nil { // the machine's, overwritten at the next step
+			d := *s.State
+			d.Orders, d.Attempts, d.RefundIntents = slices.Clone(d.Orders), slices.Clone(d.Attempts), slices.Clone(d.RefundIntents)
+			s.State = &d
+		}
 		for _, want := range checkerLengths {
 			if _, done := checkerBuilt[want]; done || prev.History.Exchanges == nil {
 				continue
