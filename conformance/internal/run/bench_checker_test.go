@@ -102,7 +102,7 @@ func checkerWorlds(b *testing.B) map[int][2]check.World {
 
 // captureWorlds is one sequence of checkerWorlds, in a bubble.
 func captureWorlds(t *rapid.T, r *runState) {
-	m := r.bubbleMachine(t, nil, machine.PhaseSearch)
+	m := r.bubbleMachine(t, nil, machine.PhaseSearch, nil)
 	actions := m.Actions()
 	var prev check.World // the snapshot after the step before
 	actions[""] = func(*rapid.T) {
