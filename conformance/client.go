@@ -95,7 +95,7 @@ func WithService(s ServiceOptions) Option {
 // each capability feeds). t fails on a violation, a broken contract
 // (ClientAPI), a sequence that stalled (a client goroutine blocked outside
 // virtual time — a sync.Mutex held across a provider call, a channel, real
-// I/O: ClientAPI after 20 s of wall-clock time without progress, naming
+// I/O: ClientAPI after 30 s of wall-clock time without progress, naming
 // the step), and a run that judged nothing — no safety invariant
 // had a single subject (no key, no POST, no order charged) — which is
 // never a PASS. An invariant NOT JUDGED or INCONCLUSIVE (held vacuously)

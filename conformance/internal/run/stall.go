@@ -12,8 +12,10 @@ import (
 // bubble may go without progress — no step begun, no phase reached
 // (machine.Pulse) — before the run ends it as stalled: a step of the
 // embedded provider and a client takes milliseconds, and a stalled bubble
-// never resumes by itself.
-const StallAfter = 20 * time.Second
+// never resumes by itself. It outlasts the longest wait a step may make
+// in real time from its bubble: a PostgreSQL attempt store's statement or
+// lock timeout (10 s, sut/client/pgstore), twice over.
+const StallAfter = 30 * time.Second
 
 // stallPoll is how often the stall watch reads the check's pulse.
 const stallPoll = time.Second
