@@ -118,7 +118,9 @@ func CheckClient(t *testing.T, newClient checkout.New, opts ...Option) *Stats {
 // orders, checks out, reconciles and (if offered) restarts and reads the
 // state over HTTP, and judges what crossed the wire to the provider plus
 // the service's answers. Every call is bounded (ServiceOptions); a hung,
-// crashed or garbage-answering service fails on client-api with a report.
+// crashed or garbage-answering service fails on client-api with a report,
+// and a run that judged nothing fails as CheckClient's does. It returns
+// the run's statistics, never nil.
 func CheckService(t *testing.T, launch service.Launcher, opts ...Option) *Stats {
 	t.Helper()
 	if launch == nil {
