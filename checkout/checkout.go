@@ -171,6 +171,16 @@ type Env struct {
 	// a replay sends the same keys; a client may ignore it and use its own
 	// (then a report's keys differ from its replay's).
 	NewKey func() string
+	// APIKey is the credential the client must authenticate with, as
+	// "Authorization: Bearer <APIKey>" (an SDK's secret key): the
+	// harness's own probes of the client's keys send the Authorization the
+	// client last sent (none if it sends none), so the provider keeps them
+	// in the client's account (keys are scoped per account: IETF
+	// idempotency-key draft §2, docs/provider-api.md). Against the
+	// embedded provider it is a fixed test key (sk_test_…); "" against a
+	// provider URL, whose wire sends the configured IDEMCHECK_API_KEY on
+	// every request itself.
+	APIKey string
 }
 
 // New builds a client for one sequence: it must start with no orders and

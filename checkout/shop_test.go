@@ -27,6 +27,9 @@ import (
 // struct itself; Restart starts a new process over it.
 type shop struct {
 	env checkout.Env
+	// auth, when set, is the Authorization header of every request (an
+	// SDK always authenticates).
+	auth string
 
 	mu       sync.Mutex // guards everything below
 	orders   map[int64]*models.Order
@@ -123,6 +126,7 @@ func (s *shop) send(ctx context.Context, key string, req models.ChargeRequest) (
 		r, _ := http.NewRequestWithContext(tctx, http.MethodPost, s.env.BaseURL+"/v1/charges", bytes.NewReader(body))
 		r.Header.Set("Content-Type", "application/json")
 		r.Header.Set("Idempotency-Key", `"`+key+`"`)
+		s.authorize(r)
 		resp, err := s.env.HTTPClient.Do(r)
 		if err != nil {
 			cancel()
@@ -144,6 +148,13 @@ func (s *shop) send(ctx context.Context, key string, req models.ChargeRequest) (
 		}
 	}
 	return status, models.Charge{}, unknown
+}
+
+// authorize sets r's Authorization header, if the shop sends one.
+func (s *shop) authorize(r *http.Request) {
+	if s.auth != "" {
+		r.Header.Set("Authorization", s.auth)
+	}
 }
 
 // openAttempt is order's Open attempt, or nil. s.mu is held.
@@ -206,6 +217,7 @@ func (s *shop) find(ctx context.Context, reference string) ([]models.Charge, err
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	r, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.env.BaseURL+"/v1/charges?merchant_reference="+url.QueryEscape(reference), nil)
+	s.authorize(r)
 	resp, err := s.env.HTTPClient.Do(r)
 	if err != nil {
 		return nil, err

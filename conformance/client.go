@@ -1,11 +1,15 @@
 package conformance
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/idemcheck/idemcheck/checkout"
+	"github.com/idemcheck/idemcheck/conformance/check"
 	"github.com/idemcheck/idemcheck/conformance/internal/machine"
+	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/sut/service"
 )
 
@@ -88,10 +92,15 @@ func WithService(s ServiceOptions) Option {
 // books-balance, reconciliation-converges and the probes of settled keys
 // need checkout.Viewer — for a client without a view the two invariants
 // are NOT JUDGED in Stats.Results, never PASS (docs/checkout.md lists what
-// each capability feeds). t fails on a violation or a broken contract
-// (ClientAPI) only: an invariant NOT JUDGED or INCONCLUSIVE (held
-// vacuously) does not fail it, so gate on Stats.Results where that
-// matters. It returns the run's statistics.
+// each capability feeds). t fails on a violation, a broken contract
+// (ClientAPI), a sequence that stalled (a client goroutine blocked outside
+// virtual time — a sync.Mutex held across a provider call, a channel, real
+// I/O: ClientAPI after 30 s of wall-clock time without progress, naming
+// the step), and a run that judged nothing — no safety invariant
+// had a single subject (no key, no POST, no order charged) — which is
+// never a PASS. An invariant NOT JUDGED or INCONCLUSIVE (held vacuously)
+// beside others judged does not fail t, so gate on Stats.Results where
+// that matters. It returns the run's statistics, never nil.
 func CheckClient(t *testing.T, newClient checkout.New, opts ...Option) *Stats {
 	t.Helper()
 	if newClient == nil {
@@ -109,7 +118,9 @@ func CheckClient(t *testing.T, newClient checkout.New, opts ...Option) *Stats {
 // orders, checks out, reconciles and (if offered) restarts and reads the
 // state over HTTP, and judges what crossed the wire to the provider plus
 // the service's answers. Every call is bounded (ServiceOptions); a hung,
-// crashed or garbage-answering service fails on client-api with a report.
+// crashed or garbage-answering service fails on client-api with a report,
+// and a run that judged nothing fails as CheckClient's does. It returns
+// the run's statistics, never nil.
 func CheckService(t *testing.T, launch service.Launcher, opts ...Option) *Stats {
 	t.Helper()
 	if launch == nil {
@@ -145,5 +156,37 @@ func checkUnderTest(t *testing.T, u *machine.UnderTest, opts []Option) *Stats {
 	}
 	rc := cfg.settings()
 	rc.Instances, rc.Under = 1, u
-	return cfg.run(t, rc)
+	stats := cfg.run(t, rc)
+	if why := nothingJudged(stats); why != "" && !t.Failed() {
+		t.Errorf("conformance: %s", why)
+	}
+	return stats
+}
+
+// nothingJudged says why a run that ran its sequences to the end judged
+// nothing: every safety invariant held only vacuously or was not judged,
+// over no subject at all (no key sent, no POST, no order charged) — a
+// client that never reached the provider, or reached it past
+// Env.HTTPClient. "" when something was judged, or when the run stopped
+// or never ran (its Results say why).
+func nothingJudged(s *Stats) string {
+	if s.Sequences() == 0 || s.Stopped() != "" {
+		return ""
+	}
+	safety := map[string]bool{}
+	for _, inv := range check.Safety() {
+		safety[inv.Name] = true
+	}
+	var why []string
+	for _, r := range s.Results() {
+		switch {
+		case !safety[r.Name]:
+		case r.Subjects > 0 || r.Verdict == reports.Fail || r.Verdict == reports.Known:
+			return ""
+		default:
+			why = append(why, fmt.Sprintf("%s %s (%s)", r.Name, r.Verdict, r.Reason))
+		}
+	}
+	return fmt.Sprintf("nothing was judged in %d sequences: the client under test sent nothing a safety invariant speaks of "+
+		"(does it send through Env.HTTPClient to Env.BaseURL?): %s", s.Sequences(), strings.Join(why, "; "))
 }

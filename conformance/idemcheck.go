@@ -216,7 +216,8 @@ func (p Provider) remoteConfig() (remote.Config, error) {
 // JSON report under cfg.ReportDir, and the failure names the report and
 // the replay command. When a remote run's budget ran out first, t is
 // skipped with an INCONCLUSIVE reason. It returns the run's statistics
-// (nil when the run could not start).
+// (never nil: a run refused in its subtest before it started returns,
+// and its Results say why nothing was judged).
 //
 // Against WireMock or a URL the property runs as the subtest "wiremock" or
 // "url-<hash>" of t (the first 8 hex digits of the SHA-256 of the URL

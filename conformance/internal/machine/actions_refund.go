@@ -115,6 +115,9 @@ func (m *Machine) probeRefundKey(t *rapid.T, o models.Order) {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, m.w.ccfg.BaseURL+models.RefundsPath, bytes.NewReader(raw))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(models.IdempotencyKeyHeader, models.FormatKey(key))
+	if auth := m.w.probeAuthorization(); auth != "" {
+		req.Header.Set("Authorization", auth) // the charge's account (auth.go)
+	}
 	result, status := "transport error", 0
 	if resp, err := m.w.faults.RoundTrip(req); err == nil {
 		_ = resp.Body.Close()

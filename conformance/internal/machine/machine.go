@@ -78,6 +78,9 @@ type Check struct {
 	Report string
 	// Stop is where the sequence notes why the whole run stopped early.
 	Stop *Stop
+	// Pulse, in a virtual-time bubble, is where the machine beats at each
+	// step and phase, for the run's stall watch; nil: no watch.
+	Pulse *Pulse
 }
 
 // New is the machine of one check over w.
@@ -181,6 +184,7 @@ func (m *Machine) stepWith(action, args string, fs []faults.Fault) {
 		m.w.schedules = append(m.w.schedules, fmt.Sprintf("step %d: %s", m.steps, strings.Join(names, ", ")))
 		args = strings.TrimPrefix(args+"; faults: "+strings.Join(names, ", "), "; ")
 	}
+	m.run.Pulse.Beat(m.steps, action, args)
 	m.w.faults.Schedule(fs)
 	m.w.hist.BeginStep(action, args, m.w.clock.Now())
 }
@@ -353,6 +357,7 @@ func (m *Machine) Finish() {
 		return
 	}
 	w := m.w
+	m.run.Pulse.Beat(0, "the final phase", "faults healed, time passed past AbandonAfter, reconciliation run")
 	w.faults.Heal()
 	healed := w.hist.Exchanges()
 	// Let in-flight work end, then the attempts age past AbandonAfter.
@@ -404,7 +409,14 @@ func RemoteJudged(p *remote.Provider) (ok bool, why string) {
 // its virtual-time bubble: a bubble's time stops when its main goroutine
 // exits, so a check that ends mid-sequence (a failure, a benchmark that
 // has what it wanted) would otherwise leave synctest a deadlock.
+//
+// A check the run abandoned as stalled (Pulse.Abandoned) is not drained:
+// its bubble cannot advance, and rapid may run this cleanup outside it.
 func (m *Machine) Drain() {
+	if m.run.Pulse.Abandoned() {
+		return
+	}
+	m.run.Pulse.Beat(0, "the end of the sequence", "waiting for the calls still in flight, or past their bound")
 	m.w.faults.Heal()
 	m.w.clock.Advance(drainTime)
 	m.w.drainHung()

@@ -124,11 +124,11 @@ func (w *World) send(actor string, order int64, card, keyHeader string, body mod
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, w.ccfg.BaseURL+"/v1/charges"+sh.suffix, bytes.NewReader(raw))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(models.IdempotencyKeyHeader, keyHeader)
-	switch {
+	switch auth := w.probeAuthorization(); {
 	case sh.auth != "":
 		req.Header.Set("Authorization", sh.auth)
-	case w.ccfg.APIKey != "":
-		req.Header.Set("Authorization", "Bearer "+w.ccfg.APIKey) // merchant A, as the client sends it
+	case auth != "":
+		req.Header.Set("Authorization", auth) // merchant A, as the client sends it (auth.go)
 	}
 	ctx, cancel := context.WithTimeout(ctx, w.ccfg.AttemptTimeout)
 	defer cancel()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"time"
 
 	"github.com/idemcheck/idemcheck/checkout"
@@ -55,7 +56,15 @@ func (w *World) openUnderTest(u *UnderTest) error {
 	if u.Launch != nil {
 		newClient = w.dialService(u)
 	}
-	c, err := newClient(checkout.Env{BaseURL: w.ccfg.BaseURL, HTTPClient: w.ccfg.HTTPClient, Now: w.clock.Now, NewKey: w.keys.Key})
+	env := checkout.Env{BaseURL: w.ccfg.BaseURL, HTTPClient: w.ccfg.HTTPClient, Now: w.clock.Now, NewKey: w.keys.Key}
+	if u.New != nil {
+		// The probes of its keys go in the account it sends (auth.go).
+		env.HTTPClient = &http.Client{Transport: authWatch{next: w.ccfg.HTTPClient.Transport, auth: &w.auth}}
+		if !w.cfg.IsRemote() {
+			env.APIKey = ClientAPIKey
+		}
+	}
+	c, err := newClient(env)
 	switch {
 	case err != nil:
 		return fmt.Errorf("conformance: the client under test did not start: %w", err)

@@ -80,6 +80,7 @@ type World struct {
 	// snapshot reports it.
 	storeErr error
 	points   pointHooks
+	auth     clientAuth // what a Go client under test authenticates with (auth.go)
 	keys     *keySource
 	orders   []models.Order
 	lastCard map[int64]string

@@ -123,7 +123,7 @@ func checkerWorlds(b *testing.B) map[int][]check.World {
 
 // captureWorlds is one sequence of checkerWorlds, in a bubble.
 func captureWorlds(t *rapid.T, r *runState) {
-	m := r.bubbleMachine(t, nil, machine.PhaseSearch)
+	m := r.bubbleMachine(t, nil, machine.PhaseSearch, nil)
 	actions := m.Actions()
 	var prev check.World                // the snapshot after the step before
 	building := map[int][]check.World{} // this sequence's, until checkerRun steps follow

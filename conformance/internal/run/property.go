@@ -1,6 +1,7 @@
 package run
 
 import (
+	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -24,10 +25,13 @@ func (r *runState) Property() func(*rapid.T) {
 		return r.realTime
 	}
 	return func(t *rapid.T) {
-		rapid.SyncTest(t, func(t *rapid.T) {
-			m := r.bubbleMachine(t, r.mutant, r.beginCheck())
+		r.watched(t, func(t *rapid.T, p *machine.Pulse) { // a stall ends the run (stall.go)
+			m := r.bubbleMachine(t, r.mutant, r.beginCheck(), p)
 			t.Repeat(m.Actions())
 			m.Finish()
+			if p.Abandoned() {
+				return // the run ended it as stalled: no verdict of its own
+			}
 			r.endCheck(m, nil) // a bubble's shrink is never cut: no budget
 			m.Conclude(t)
 		})
@@ -35,14 +39,16 @@ func (r *runState) Property() func(*rapid.T) {
 }
 
 // bubbleMachine is the machine of one check in its virtual-time bubble,
-// over a new world with mutant's bugs, for phase ph; it drains the world
+// over a new world with mutant's bugs, for phase ph, beating p; it drains the world
 // when the check ends (machine.Machine.Drain).
-func (r *runState) bubbleMachine(t *rapid.T, mutant *mutants.Mutant, ph machine.Phase) *machine.Machine {
+func (r *runState) bubbleMachine(t *rapid.T, mutant *mutants.Mutant, ph machine.Phase, p *machine.Pulse) *machine.Machine {
 	w, err := machine.NewWorld(r.cfg.Config, mutant)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := machine.New(w, r.check(ph))
+	c := r.check(ph)
+	c.Pulse = p
+	m := machine.New(w, c)
 	t.Cleanup(m.Drain)
 	return m
 }
@@ -115,10 +121,13 @@ type runState struct {
 	// budget), noted by its sequences.
 	stop machine.Stop
 
-	mu    sync.Mutex // guards round, done, ack
+	mu    sync.Mutex // guards round, done, ack, stalled
 	round round      // the rapid.Check under way (catalogue.go)
 	done  int        // search checks that passed, over every round
 	ack   map[string]bool
+	// stalled is the failure of a check the run gave up waiting for
+	// (stall.go), "" while none.
+	stalled string
 }
 
 // noteStopped records that the run stopped early, and why.
@@ -132,8 +141,8 @@ func (r *runState) stoppedWhy() string { return r.stop.Why() }
 // shrunk counterexample is written as a Markdown and a JSON report under
 // cfg.ReportDir, and the failure names the report and the replay command.
 // When a remote run's budget ran out first, t is skipped with an
-// INCONCLUSIVE reason. It returns the run's statistics (nil when the run
-// could not start).
+// INCONCLUSIVE reason. It returns the run's statistics, never nil: a run
+// refused before it started says why in each invariant's result.
 //
 // Against WireMock or a URL the property runs as the subtest "wiremock" or
 // "url-<hash>" of t (the first 8 hex digits of the SHA-256 of the URL without
@@ -153,17 +162,19 @@ func Run(t *testing.T, cfg Config) *Stats {
 	if kind == "" && cfg.ProviderStore == machine.StoreRedis {
 		kind = "redis"
 	}
+	stats := newStats(cfg) // never nil: a refused subtest's say why nothing was judged
 	if kind == "" {
-		return runOrSkip(t, cfg)
+		return runOrSkip(t, cfg, stats)
 	}
-	var stats *Stats
-	t.Run(kind, func(t *testing.T) { stats = runOrSkip(t, cfg) })
+	t.Run(kind, func(t *testing.T) { runOrSkip(t, cfg, stats) })
 	return stats
 }
 
-func runOrSkip(t *testing.T, cfg Config) *Stats {
+// runOrSkip is run, filling stats, with a stopped run skipped as
+// INCONCLUSIVE.
+func runOrSkip(t *testing.T, cfg Config, stats *Stats) *Stats {
 	t.Helper()
-	stats := run(t, cfg, nil)
+	stats = run(t, cfg, stats)
 	if why := stats.Stopped(); why != "" && !t.Failed() {
 		t.Skipf("INCONCLUSIVE: %s after %d complete sequences%s", why, stats.Sequences(), stoppedAdvice(why, "; ", "for more"))
 	}
@@ -202,30 +213,27 @@ func runStats(t *testing.T, name string, cfg Config) (stats *Stats, passed bool)
 // caller holds them even when t fails and the call never returns.
 func run(t *testing.T, cfg Config, stats *Stats) *Stats {
 	t.Helper()
+	if stats == nil {
+		stats = newStats(cfg)
+	}
 	cfg, err := cfg.WithDefaults()
 	if err != nil {
-		t.Fatal(err)
+		stats.refuse(t, err)
 	}
 	if cfg.IsRemote() {
 		if cfg.Remote, err = cfg.RemoteProvider(); err != nil {
-			t.Fatal(err) // a live-looking key is refused here, before any request
+			stats.refuse(t, err) // a live-looking key is refused here, before any request
 		}
 		if err := backend.Preflight(cfg.Remote); err != nil {
-			if stats != nil { // every invariant says why it was not judged, not "never evaluated"
-				stats.mu.Lock()
-				stats.notStarted = "the property's preflight failed, nothing else was sent: " + strings.TrimPrefix(err.Error(), "idemcheck: ")
-				stats.mu.Unlock()
-			}
+			// Every invariant says why it was not judged, not "never evaluated".
+			stats.notStart("the property's preflight failed, nothing else was sent: " + strings.TrimPrefix(err.Error(), "idemcheck: "))
 			t.Fatal(err) // before rapid: not a counterexample to shrink and keep
 		}
 	}
 	if cfg.OnRedis() {
 		if _, err := backend.RedisClient(cfg.RedisURL); err != nil {
-			t.Fatal(err) // before rapid, naming IDEMCHECK_REDIS_URL
+			stats.refuse(t, err) // before rapid, naming IDEMCHECK_REDIS_URL
 		}
-	}
-	if stats == nil {
-		stats = newStats(cfg)
 	}
 	t.Cleanup(raiseGC())
 	stats.judging(cfg)
@@ -237,19 +245,19 @@ func run(t *testing.T, cfg Config, stats *Stats) *Stats {
 	if cfg.Mutant != "" {
 		m, err := mutants.Lookup(cfg.Mutant)
 		if err != nil {
-			t.Fatal(err)
+			stats.refuse(t, err)
 		}
 		r.mutant = &m
 		if err := cfg.CheckStoreMutant(&m); err != nil {
-			t.Fatal(err)
+			stats.refuse(t, err)
 		}
 		if cfg.Provider != machine.ProviderEmbedded && m.Side == "provider" && (cfg.Provider != machine.ProviderWireMock || m.WireMock == nil) {
-			t.Fatalf("mutant %s plants a bug in the embedded provider; IDEMCHECK_PROVIDER=%s tests another provider (use a client mutant, or the embedded provider; cmd/refprovider -mutant serves a provider mutant)", m.Name, reports.RedactURL(cfg.Provider))
+			stats.refuse(t, fmt.Errorf("mutant %s plants a bug in the embedded provider; IDEMCHECK_PROVIDER=%s tests another provider (use a client mutant, or the embedded provider; cmd/refprovider -mutant serves a provider mutant)", m.Name, reports.RedactURL(cfg.Provider)))
 		}
 	}
 	dropStore := func() {}
 	if r.cfg.Config, dropStore, err = r.cfg.WithNeeds(r.mutant).PrepareStore(t.Context()); err != nil {
-		t.Fatal(err) // before rapid: a store that does not answer is not a counterexample
+		stats.refuse(t, err) // before rapid: a store that does not answer is not a counterexample
 	}
 	t.Cleanup(dropStore)
 	if cfg.IsRemote() {

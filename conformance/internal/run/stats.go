@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/idemcheck/idemcheck/conformance/check"
@@ -128,6 +129,23 @@ func newStats(cfg Config) *Stats {
 	s := &Stats{faults: map[faults.Kind]int{}, evals: map[string]int{}, subjects: map[string]int{}, notJudged: map[string]string{}}
 	s.judging(cfg)
 	return s
+}
+
+// notStart records why the property never ran, unless already known.
+func (s *Stats) notStart(why string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.notStarted == "" {
+		s.notStarted = why
+	}
+}
+
+// refuse fails t on err, a run refused before it started, and says why
+// in every invariant's result.
+func (s *Stats) refuse(t *testing.T, err error) {
+	t.Helper()
+	s.notStart("the run was refused before it started: " + err.Error())
+	t.Fatal(err)
 }
 
 // judging records which invariants cfg's provider leaves unjudged (run
