@@ -129,3 +129,17 @@ func TestCatalogueLinksResolve(t *testing.T) {
 		assert.FileExists(t, filepath.Join(filepath.Dir(cat), "..", filepath.Base(fp.Dir), target))
 	}
 }
+
+// A long shrink is never silent: the invariant being shrunk, its current
+// length and the requests spent, in the count lines' style, when the
+// length changed (at most once an interval) or ten intervals passed.
+func TestProgressShrink(t *testing.T) {
+	var b strings.Builder
+	p := reports.NewProgress(&b, 0, 2)
+	for _, steps := range []int{5, 5, 4, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3} {
+		require.NoError(t, p.Shrink("replay-consistent", steps, "120 requests spent"))
+	}
+	assert.Equal(t, "idemcheck: shrinking replay-consistent: now 5 shopper steps, 2 shrink checks; 120 requests spent\n"+
+		"idemcheck: shrinking replay-consistent: now 3 shopper steps, 4 shrink checks; 120 requests spent\n"+
+		"idemcheck: shrinking replay-consistent: now 3 shopper steps, 24 shrink checks; 120 requests spent\n", b.String())
+}

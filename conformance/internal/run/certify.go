@@ -107,6 +107,10 @@ func Certify(t *testing.T, p Certification) (reports.Certification, reports.Cert
 	pcfg.Provider, pcfg.Remote = prov.BaseURL(), prov
 	pcfg.ProviderStore = "" // the store is the served provider's business
 	pcfg.OnSequence = func() { _ = progress.Sequence() }
+	pcfg.OnShrink = func(invariant string, steps int) {
+		req, _ := prov.Meter().Used()
+		_ = progress.Shrink(invariant, steps, fmt.Sprintf("%d requests spent", req))
+	}
 	stats, _ := runStats(t, "property", pcfg)
 	cert.Invariants, cert.Coverage, cert.Deviations = stats.Results(), stats.Coverage(), stats.Deviations()
 	cert.Finished, cert.Budgets = time.Now().UTC(), prov.Meter().Budgets()
