@@ -65,14 +65,9 @@ func CountVerdicts(vs []Verdict) string {
 	return fmt.Sprintf("(%d): %s", len(vs), strings.Join(out, ", "))
 }
 
-// writeLead writes what a reader acts on, before any table: the verdict
-// (line 1), the counts and the seed (line 2), then one short entry per
-// failure — its reason on one line, its reproduction command on the next
-// — requirements first, then the property's deviations, then any failed
-// invariant no deviation covers; with no failure, the INCONCLUSIVE
-// verdicts and why. A "causes" section belongs between the counts and the
-// entries.
-func writeLead(b *strings.Builder, c Certification) {
+// writeVerdict writes the page's first two lines: the verdict, then the
+// counts and the seed.
+func writeVerdict(b *strings.Builder, c Certification) {
 	fmt.Fprintf(b, "# idemcheck certification: %s\n", c.Overall())
 	counts := c.Counts()
 	fmt.Fprintf(b, "%s%s", strings.ToUpper(counts[:1]), counts[1:])
@@ -80,6 +75,14 @@ func writeLead(b *strings.Builder, c Certification) {
 		fmt.Fprintf(b, "; seed %s", code(strconv.FormatUint(c.Seed, 10), false))
 	}
 	b.WriteString(".\n\n")
+}
+
+// writeFailures writes what a reader acts on, before any table: one short
+// entry per failure — its reason on one line, its reproduction command on
+// the next — requirements first, then the property's deviations, then any
+// failed invariant no deviation covers; with no failure, the
+// INCONCLUSIVE verdicts and why; then the command that runs it all again.
+func writeFailures(b *strings.Builder, c Certification) {
 	n := 0
 	entry := func(v Verdict, name, reason, reproduce, more string) {
 		n++

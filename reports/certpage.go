@@ -10,9 +10,9 @@ import (
 )
 
 // CertificationMarkdown renders c as one Markdown page that leads with
-// what to do: the verdict on line 1, the counts and the seed on line 2,
-// then one entry per failure with its reason and the command that
-// reproduces it (writeLead). The tables follow, each with its deciding
+// what to do: the verdict on line 1, the counts and the seed on line 2
+// (writeVerdict), then one entry per failure with its reason and the
+// command that reproduces it (writeFailures). The tables follow, each with its deciding
 // columns first and narrow enough for a 100-column terminal: the run
 // (provider without credentials, dialect, profile, run id, start,
 // duration), the budgets used, requirement × verdict with what each
@@ -22,7 +22,8 @@ import (
 func CertificationMarkdown(c Certification) []byte {
 	var b strings.Builder
 	for _, section := range []func(*strings.Builder, Certification){
-		writeLead, writeRunTable, writeBudgets, writeRequirements, writeInvariants, writeDeviations, writeEvidence,
+		writeVerdict, // a section of causes belongs here, after the counts
+		writeFailures, writeRunTable, writeBudgets, writeRequirements, writeInvariants, writeDeviations, writeEvidence,
 	} {
 		section(&b, c)
 	}
