@@ -10,6 +10,9 @@ SHELL := /bin/bash
 # package.json / package-lock.json; npm's cache in .cache/npm), and
 # stripe-mock in .cache/ (installed by its own test, certify/).
 JAR := node_modules/wiremock/build/wiremock-standalone-3.13.2.jar
+# actionlint (a Go module, from the module proxy) checks .github/workflows/*.yml
+# and, through ci.yml's job that uses ./, the action's own action.yml.
+ACTIONLINT := github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 # Where the test command's runs write their reports, so they never land in
 # the index of your own runs (conformance/idemcheck-reports/).
 TEST_REPORTS := $(CURDIR)/.cache/test-reports
@@ -69,6 +72,7 @@ example-module:
 vet:
 	test -z "$$(gofmt -l .)" || { gofmt -l .; exit 1; }
 	$(GO) vet ./...
+	$(GO) run $(ACTIONLINT)
 
 # The WireMock jar, installed once (the WireMock tests also run this npm ci
 # themselves when it is missing: sut/wiremock.FindJar).

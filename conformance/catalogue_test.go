@@ -128,8 +128,8 @@ func shrinkCell(t *testing.T, cat, invariant string) string {
 	t.Helper()
 	for line := range strings.SplitSeq(cat, "\n") {
 		cells := strings.Split(line, " | ")
-		if len(cells) >= 5 && strings.Contains(cells[1], "`"+invariant+"`") {
-			return strings.TrimSpace(cells[4])
+		if len(cells) >= 5 && strings.Contains(cells[2], "`"+invariant+"`") {
+			return strings.TrimSpace(strings.TrimSuffix(cells[4], " |"))
 		}
 	}
 	t.Fatalf("catalogue.md has no row for %s:\n%s", invariant, cat)

@@ -98,7 +98,7 @@ func WriteCatalogueRun(dir string, started time.Time, test, summary string, devs
 	verdict := worst(vs)
 	var b strings.Builder
 	fmt.Fprintf(&b, "# idemcheck: %s %s — %s\n\n", mdText(test), verdict, plural(len(devs), "deviation"))
-	b.WriteString(CatalogueMarkdown(devs, ""))
+	b.WriteString(CatalogueMarkdown(devs, "../")) // catalogue.md is in the run folder
 	b.WriteString("## Statistics\n\nThe sequences that ran to a verdict, the failing ones included; rapid's shrinking attempts are not counted.\n\n")
 	writeFenced(&b, "", summary)
 	e := RunEntry{RunID: test, Kind: "property", Started: started, Verdict: verdict,
@@ -109,10 +109,11 @@ func WriteCatalogueRun(dir string, started time.Time, test, summary string, devs
 	return filepath.Join(dir, folder, "catalogue.md"), nil
 }
 
-// CatalogueMarkdown is the "Deviations" section of a page: one row per
-// deviation, then each one's category and replay line. Links are the
-// deviations' Report and Curl paths with prefix before them ("../" from a
-// run folder to the report directory; "" from the report directory).
+// CatalogueMarkdown is the "Deviations" section of a page: a narrow
+// table, verdict first (the shrink state cut to its first words), then
+// each deviation's message, replay line, report, curl script and
+// category. Links are the deviations' Report and Curl paths with prefix
+// before them ("../" from a run folder to the report directory).
 func CatalogueMarkdown(devs []Deviation, prefix string) string {
 	var b strings.Builder
 	b.WriteString("## Deviations\n\n")
@@ -122,24 +123,30 @@ func CatalogueMarkdown(devs []Deviation, prefix string) string {
 	}
 	b.WriteString("Each distinct deviation (invariant and kind of violation) with its own counterexample. " +
 		"A baseline file (IDEMCHECK_BASELINE) listing a category or an invariant name turns its FAIL into KNOWN.\n\n")
-	b.WriteString("| # | invariant | verdict | steps | shrink | report | curl |\n|---|---|---|---|---|---|---|\n")
+	b.WriteString("| # | verdict | invariant | steps | shrink |\n|---|---|---|---|---|\n")
 	for i, d := range devs {
-		report, curl := "", ""
-		if d.Report != "" {
-			report = fmt.Sprintf("[%s](%s)", mdText(filepath.Base(d.Report)), prefix+filepath.ToSlash(d.Report))
-		}
-		if d.Curl != "" {
-			curl = fmt.Sprintf("[%s](%s)", mdText(filepath.Base(d.Curl)), prefix+filepath.ToSlash(d.Curl))
-		}
-		fmt.Fprintf(&b, "| %d | %s | %s | %d | %s | %s | %s |\n", i+1, code(d.Invariant, true), verdictCell(d.Verdict),
-			d.Steps, mdText(d.Minimal), report, curl)
+		shrink, _, _ := strings.Cut(d.Minimal, " (")
+		fmt.Fprintf(&b, "| %d | %s | %s | %d | %s |\n", i+1, verdictCell(d.Verdict), code(d.Invariant, true), d.Steps, mdText(shrink))
 	}
 	b.WriteString("\n")
 	for i, d := range devs {
-		fmt.Fprintf(&b, "%d. %s\n\n   category (for a baseline): %s\n\n", i+1, mdText(d.Message), code(d.Category, false))
+		fmt.Fprintf(&b, "%d. %s\n\n", i+1, mdText(d.Message))
 		if d.Replay != "" {
 			fmt.Fprintf(&b, "   replay: %s\n\n", code(d.Replay, false))
 		}
+		var files []string
+		for _, f := range []string{d.Report, d.Curl} {
+			if f != "" {
+				files = append(files, fmt.Sprintf("[%s](%s)", mdText(filepath.Base(f)), prefix+filepath.ToSlash(f)))
+			}
+		}
+		if len(files) > 0 {
+			fmt.Fprintf(&b, "   files: %s\n\n", strings.Join(files, " · "))
+		}
+		if strings.Contains(d.Minimal, " (") {
+			fmt.Fprintf(&b, "   shrink: %s\n\n", mdText(d.Minimal))
+		}
+		fmt.Fprintf(&b, "   category (for a baseline): %s\n\n", code(d.Category, false))
 	}
 	return b.String()
 }

@@ -76,6 +76,14 @@ type RequirementResult struct {
 	// LinearizabilityFile and the page links to it.
 	Linearizability     []byte `json:"-"`
 	LinearizabilityFile string `json:"linearizability,omitempty"`
+	// Curl is the curl script that sends the Evidence's requests again
+	// (the full Idempotency-Key headers, the bodies rebuilt from what was
+	// sent, the API key only as ${IDEMCHECK_API_KEY}), a file in the run
+	// folder that WriteCertificationRun writes for a FAIL or KNOWN with
+	// evidence ("replay-returns-first-response.curl.sh"); Reproduce is the
+	// command that runs it from where the run started.
+	Curl      string `json:"curl,omitempty"`
+	Reproduce string `json:"reproduce,omitempty"`
 }
 
 // Budget is one bounded resource of a remote run: how much was used of how
@@ -113,6 +121,14 @@ type Certification struct {
 	// KNOWN, no deviation's category or invariant; the page lists them on
 	// one line, so a stale entry is seen.
 	BaselineUnused []string `json:"baseline_unused,omitempty"`
+	// Seed is the property's rapid seed (0: not known), and Rerun the
+	// command that runs the whole certification again with it ("" outside
+	// the idemcheck command); the page shows both at its top.
+	Seed  uint64 `json:"-"`
+	Rerun string `json:"-"`
+	// runDir is the run folder as the caller named its report directory,
+	// set by WriteCertificationRun, so the page's commands find its files.
+	runDir string
 }
 
 // InvariantResult is one invariant's verdict over a run: how often it was

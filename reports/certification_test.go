@@ -45,11 +45,14 @@ func TestCertificationMarkdown(t *testing.T) {
 		"| provider | `https://sandbox.example/v1` |\n", "| dialect | `stripe` |\n", "| profile | `profiles/stripe.yaml` |\n",
 		"| run id | `r-0042` |\n", "| started | 2025-03-14T07:00:00Z |\n", "| duration | 12m3s |\n",
 		"| requests | 180 | 500 |\n", "| charges | 12 | unbounded |\n",
-		"| `replay-returns-first-response` A completed key answers with the first response. | **FAIL** | SHOULD | draft | draft §2.6 | the retry got a new charge id | [2 exchanges](#evidence-replay-returns-first-response) |\n",
-		"| `mismatch-rejected` Another body under a used key is refused. | PASS | SHOULD | draft | draft §2.5 |  |  |\n",
-		"| `retention-window` A key is remembered for the published window. | INCONCLUSIVE | profile | profile | profile: retention_window | the request budget ran out |  |\n",
+		"| **FAIL** | `replay-returns-first-response` | SHOULD | draft | 2 |\n",
+		"| PASS | `mismatch-rejected` | SHOULD | draft | 0 |\n",
+		"| INCONCLUSIVE | `retention-window` | profile | profile | 0 |\n",
+		"- `replay-returns-first-response`: A completed key answers with the first response. Source: draft §2.6. FAIL: the retry got a new charge id. [2 exchanges](#evidence-replay-returns-first-response)\n",
+		"- `retention-window`: A key is remembered for the published window. Source: profile: retention_window. INCONCLUSIVE: the request budget ran out.\n",
 		"25 sequences, 310 steps, 180 wire exchanges; faults injected: 503×2, lose-response×4.\n",
-		"| `replay-consistent` | **FAIL** | 120 | 9 replays | replay-consistent: order 1 intent 1: a retry was answered 201 ch_2 |\n",
+		"| **FAIL** | `replay-consistent` | 120 | 9 replays |\n",
+		"- FAIL `replay-consistent`: replay-consistent: order 1 intent 1: a retry was answered 201 ch_2\n",
 		"### Evidence: replay-returns-first-response\n\n| # | key | provider | client saw | charge |",
 	} {
 		assert.Contains(t, md, want)

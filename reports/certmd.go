@@ -16,17 +16,23 @@ import (
 // nothing was tested at all, else KNOWN when the only deviations found are
 // in the baseline, else PASS.
 func (c Certification) Overall() Verdict {
-	var vs []Verdict
+	reqs, invs, devs := c.verdicts()
+	return worst(append(append(reqs, invs...), devs...))
+}
+
+// verdicts are c's requirements', invariants' and deviations' verdicts,
+// in their order.
+func (c Certification) verdicts() (reqs, invs, devs []Verdict) {
 	for _, r := range c.Requirements {
-		vs = append(vs, r.Verdict)
+		reqs = append(reqs, r.Verdict)
 	}
 	for _, i := range c.Invariants {
-		vs = append(vs, i.Verdict)
+		invs = append(invs, i.Verdict)
 	}
 	for _, d := range c.Deviations {
-		vs = append(vs, d.Verdict)
+		devs = append(devs, d.Verdict)
 	}
-	return worst(vs)
+	return reqs, invs, devs
 }
 
 // worst is FAIL if any of vs is, else INCONCLUSIVE if any is neither PASS,
@@ -54,107 +60,6 @@ func worst(vs []Verdict) Verdict {
 		return Inconclusive
 	}
 	return out
-}
-
-// CertificationMarkdown renders c as one Markdown page: the run (provider
-// without credentials, dialect, profile, run id, start, duration), the
-// budgets used, a table requirement × verdict with the draft section or
-// profile entry each comes from and a link to its evidence, the invariants
-// with the run's coverage (sequences, steps, exchanges, faults by kind),
-// and the evidence exchanges, one table per requirement.
-func CertificationMarkdown(c Certification) []byte {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# idemcheck certification: %s\n\n", c.Overall())
-	b.WriteString("| run | |\n|---|---|\n")
-	for _, kv := range [][2]string{
-		{"provider", RedactURL(c.Provider)}, {"dialect", c.Dialect}, {"profile", c.Profile}, {"run id", c.RunID},
-	} {
-		v := "none"
-		if kv[1] != "" {
-			v = code(kv[1], true)
-		}
-		fmt.Fprintf(&b, "| %s | %s |\n", kv[0], v)
-	}
-	if !c.Started.IsZero() {
-		fmt.Fprintf(&b, "| started | %s |\n", c.Started.UTC().Format(time.RFC3339))
-	}
-	if !c.Started.IsZero() && !c.Finished.IsZero() {
-		fmt.Fprintf(&b, "| duration | %s |\n", c.Finished.Sub(c.Started).Round(time.Millisecond))
-	}
-	b.WriteString("\n## Budgets\n\n")
-	if len(c.Budgets) == 0 {
-		b.WriteString("none recorded\n\n")
-	} else {
-		b.WriteString("| budget | used | limit |\n|---|---|---|\n")
-		for _, bu := range c.Budgets {
-			limit := bu.Limit
-			if limit == "" || limit == "0" {
-				limit = "unbounded"
-			}
-			fmt.Fprintf(&b, "| %s | %s | %s |\n", mdText(bu.Name), mdText(bu.Used), mdText(limit))
-		}
-		b.WriteString("\n")
-	}
-
-	b.WriteString("## Requirements\n\n")
-	if len(c.Requirements) == 0 {
-		b.WriteString("none tested\n\n")
-	} else {
-		b.WriteString("| requirement | verdict | level | against | source | reason | evidence |\n|---|---|---|---|---|---|---|\n")
-		for _, r := range c.Requirements {
-			ev := ""
-			if len(r.Evidence) > 0 {
-				ev = fmt.Sprintf("[%s](#%s)", plural(len(r.Evidence), "exchange"), evidenceAnchor(r.ID))
-			}
-			if r.LinearizabilityFile != "" {
-				ev += fmt.Sprintf(" · [porcupine's visualisation](%s)", r.LinearizabilityFile)
-			}
-			fmt.Fprintf(&b, "| %s %s | %s | %s | %s | %s | %s | %s |\n", code(r.ID, true), mdText(r.Title),
-				verdictCell(r.Verdict), mdText(r.Level), mdText(r.Against), mdText(r.Source), mdText(r.Reason), ev)
-		}
-		b.WriteString("\n")
-	}
-	if len(c.BaselineUnused) > 0 {
-		var es []string
-		for _, e := range c.BaselineUnused {
-			es = append(es, code(e, false))
-		}
-		fmt.Fprintf(&b, "Baseline entries unused (they matched no requirement or deviation of this run): %s.\n\n", strings.Join(es, ", "))
-	}
-
-	b.WriteString("## Invariants\n\n")
-	cov := c.Coverage
-	fmt.Fprintf(&b, "%s, %s, %s; faults injected: %s.\n\n", plural(cov.Sequences, "sequence"), plural(cov.Steps, "step"),
-		plural(cov.Exchanges, "wire exchange"), mdText(faultCounts(cov.Faults)))
-	if len(c.Invariants) > 0 {
-		b.WriteString("| invariant | verdict | evaluated | over | reason |\n|---|---|---|---|---|\n")
-		for _, i := range c.Invariants {
-			fmt.Fprintf(&b, "| %s | %s | %d | %d %s | %s |\n", code(i.Name, true), verdictCell(i.Verdict),
-				i.Evaluations, i.Subjects, mdText(i.Subject), mdText(i.Reason))
-		}
-		b.WriteString("\n")
-	}
-
-	if len(c.Deviations) > 0 {
-		// The page sits in its own run folder; deviation paths are relative
-		// to the report directory above it.
-		b.WriteString(CatalogueMarkdown(c.Deviations, "../"))
-	}
-
-	var withEvidence []RequirementResult
-	for _, r := range c.Requirements {
-		if len(r.Evidence) > 0 {
-			withEvidence = append(withEvidence, r)
-		}
-	}
-	if len(withEvidence) > 0 {
-		b.WriteString("## Evidence\n\n")
-		for _, r := range withEvidence {
-			fmt.Fprintf(&b, "### Evidence: %s\n\n", evidenceHeading(r.ID))
-			writeExchanges(&b, models.Snapshot{Exchanges: r.Evidence})
-		}
-	}
-	return []byte(b.String())
 }
 
 // verdictCell shows a verdict in a table, a FAIL in bold.

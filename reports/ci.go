@@ -78,14 +78,19 @@ func FailureSummary(f Failure, report string) []byte {
 // a run's progress reads the same every time. It is safe for concurrent
 // use; each line is written whole.
 type Progress struct {
-	mu    sync.Mutex // guards w, total, every, done, seqs, left, last
-	w     io.Writer
-	total int
-	every int
-	done  int
-	seqs  int
-	left  func() string
-	last  string // the previous requirement line's verdict and reason
+	mu      sync.Mutex // guards w, total, every, done, seqs, left, last, shrinks
+	w       io.Writer
+	total   int
+	every   int
+	done    int
+	seqs    int
+	left    func() string
+	last    string // the previous requirement line's verdict and reason
+	shrinks int    // shrink checks counted by Shrink
+	// shrunk is the invariant and length the last shrink line printed,
+	// at shrink check shrunkAt.
+	shrunk   string
+	shrunkAt int
 }
 
 // SetLeft makes each count line end with what left returns ("idemcheck:
@@ -167,6 +172,32 @@ func (p *Progress) Sequence() error {
 	line := fmt.Sprintf("idemcheck: %d sequences run", p.seqs)
 	if p.left != nil {
 		line += "; " + p.left()
+	}
+	_, err := io.WriteString(p.w, line+"\n")
+	return err
+}
+
+// Shrink counts one check rapid ran while shrinking a violation of
+// invariant, whose current failing sequence has steps shopper steps, and
+// prints, in the count lines' style, "idemcheck: shrinking
+// replay-consistent: now 3 shopper steps, 20 shrink checks; 1840 requests
+// spent" (spent: what the run has used, "" for nothing) when the
+// invariant or the length changed and at least an interval's worth of
+// checks passed since the last such line, or ten intervals' worth did:
+// a long shrink is never silent, nor a line per check.
+func (p *Progress) Shrink(invariant string, steps int, spent string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.shrinks++
+	now := fmt.Sprintf("%s: now %s", visible(invariant), plural(steps, "shopper step"))
+	since := p.shrinks - p.shrunkAt
+	if since < p.every || now == p.shrunk && since < 10*p.every {
+		return nil
+	}
+	p.shrunk, p.shrunkAt = now, p.shrinks
+	line := fmt.Sprintf("idemcheck: shrinking %s, %s", now, plural(p.shrinks, "shrink check"))
+	if spent != "" {
+		line += "; " + spent
 	}
 	_, err := io.WriteString(p.w, line+"\n")
 	return err

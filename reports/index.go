@@ -192,7 +192,9 @@ type CertificationPaths struct {
 
 // WriteCertificationRun writes c into its run folder under dir
 // (RunFolder(c.Started, c.RunID)): certification.md, certification.json,
-// certification.junit.xml, run.json and, for a requirement failed on a
+// certification.junit.xml, run.json, for a requirement FAIL or KNOWN
+// with evidence <id>.curl.sh (its requests again, the command that runs
+// it in RequirementResult.Reproduce) and, for a requirement failed on a
 // history porcupine finds illegal, <id>.porcupine.html (its
 // visualisation, linked from the page); then rebuilds dir/index.md and,
 // when GITHUB_STEP_SUMMARY is set, appends the Markdown page to it.
@@ -201,10 +203,16 @@ func WriteCertificationRun(dir string, c Certification) (CertificationPaths, err
 	p := CertificationPaths{Dir: filepath.Join(dir, folder)}
 	files := map[string][]byte{}
 	c.Requirements = append([]RequirementResult(nil), c.Requirements...)
+	c.runDir = p.Dir
 	for i, r := range c.Requirements {
 		if len(r.Linearizability) > 0 {
 			name := evidenceHeading(r.ID) + ".porcupine.html"
 			c.Requirements[i].LinearizabilityFile, files[name] = name, r.Linearizability
+		}
+		if (r.Verdict == Fail || r.Verdict == Known) && len(r.Evidence) > 0 {
+			name := evidenceHeading(r.ID) + ".curl.sh"
+			files[name] = requirementCurl(c, r)
+			c.Requirements[i].Curl, c.Requirements[i].Reproduce = name, "bash "+shellWord(filepath.Join(p.Dir, name))
 		}
 	}
 	js, err := CertificationJSON(c)

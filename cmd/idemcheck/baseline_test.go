@@ -56,7 +56,7 @@ func TestCertifyBaselinedRequirementIsKnown(t *testing.T) {
 	}
 	for _, want := range []string{
 		"# idemcheck certification: KNOWN",
-		"| KNOWN | SHOULD | draft |",
+		"| KNOWN | `reused-key-other-body-refused` | SHOULD | draft |",
 		"known: listed in the baseline; the same key with another amount answered",
 		"(#evidence-reused-key-other-body-refused)",
 	} {
@@ -69,7 +69,7 @@ func TestCertifyBaselinedRequirementIsKnown(t *testing.T) {
 	if !strings.Contains(unused, "`replay-returns-first-response`") || strings.Contains(unused, "`reused-key-other-body-refused`") {
 		t.Errorf("the page's unused baseline entries %q: want replay-returns-first-response (it passed), not reused-key-other-body-refused", unused)
 	}
-	if !strings.Contains(stderr, "KNOWN reused-key-other-body-refused: known: listed in the baseline") || !strings.Contains(stderr, "idemcheck: KNOWN\n") {
+	if !strings.Contains(stderr, "KNOWN reused-key-other-body-refused: known: listed in the baseline") || !strings.Contains(stderr, "idemcheck: KNOWN · requirements (17): ") {
 		t.Errorf("stderr does not show the requirement and the run KNOWN:\n%s", stderr)
 	}
 }

@@ -86,7 +86,7 @@ func certifyMain(_ context.Context, args []string, stdout, stderr io.Writer) int
 			printInconclusive(stderr, res.Requirements, res.Invariants)
 		}
 	}
-	fmt.Fprintf(stderr, "idemcheck: %s\n", v)
+	verdictLine(stderr, v, res.Counts(), res.Paths.Markdown)
 	fmt.Fprintln(stdout, res.Paths.Markdown)
 	return verdictCode(v, stop)
 }

@@ -27,7 +27,9 @@
 //
 // Exit codes:
 //
-//	0  every verdict PASS (or KNOWN: a deviation or requirement the baseline lists)
+//	0  every verdict PASS, KNOWN (a deviation or requirement the baseline
+//	   lists), NOT OFFERED (a MAY the provider does not offer) or NOT JUDGED
+//	   (ruled out by the setup), with at least one PASS or KNOWN
 //	1  a verdict FAIL
 //	2  usage error, or a refused configuration (a live-looking key such as
 //	   sk_live_ or pk_live_ in any case, a production profile): nothing sent
@@ -134,7 +136,9 @@ func usage(w io.Writer) {
 const (
 	certifyExits = `
 Exit codes:
-	0  every verdict PASS (or KNOWN: a deviation or requirement the baseline lists)
+	0  every verdict PASS, KNOWN (a deviation or requirement the baseline
+	   lists), NOT OFFERED (a MAY the provider does not offer) or NOT JUDGED
+	   (ruled out by the setup), with at least one PASS or KNOWN
 	1  a verdict FAIL
 	2  usage error, or a refused configuration (a live-looking key such as
 	   sk_live_ or pk_live_ in any case, a production profile): nothing sent

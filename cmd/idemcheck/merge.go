@@ -36,6 +36,15 @@ func mergeMain(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	c := m.Stats.Coverage
 	fmt.Fprintf(stderr, "idemcheck merge: %d runs, %s: %d sequences, %d steps, %d wire exchanges\n", len(m.Parts), m.Verdict, c.Sequences, c.Steps, c.Exchanges)
+	var runs []reports.Verdict
+	for _, p := range m.Parts {
+		runs = append(runs, p.Entry.Verdict)
+	}
+	counts := "runs " + reports.CountVerdicts(runs)
+	if inv := propertyCounts(m.Stats.Invariants, nil); inv != "" {
+		counts += "; " + inv
+	}
+	verdictLine(stderr, m.Verdict, counts, filepath.Join(m.Dir, m.Folder, "summary.md"))
 	fmt.Fprintln(stdout, filepath.Join(m.Dir, reports.IndexFile))
 	switch m.Verdict {
 	case reports.Fail:

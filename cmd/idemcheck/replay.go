@@ -48,16 +48,7 @@ func replayMain(_ context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 	}
 	targs := []string{"-rapid.failfile=" + pos[0], "-rapid.checks=0", "-rapid.nofailfile"}
-	code, stats := runProperty("replay", cfg, targs, stdout, stderr)
-	if code == exitPass && stats != nil && stats.Sequences() == 0 {
-		// rapid ignored the file (written by another rapid version), or
-		// its draws no longer fit: against a URL, the provider's state or
-		// timing took the run another way. Nothing was replayed, so
-		// nothing is known.
-		fmt.Fprintf(stderr, "idemcheck replay: %s replayed no sequence: rapid found it no longer valid (another rapid version, or the provider's state or timing took the run another way); run the certification again to search anew\n", pos[0])
-		return exitInconclusive
-	}
-	return code
+	return property("replay", cfg, targs, stdout, stderr) // a file that replays no sequence: INCONCLUSIVE (noReplay)
 }
 
 // maxFailFile bounds a fail file's size: rapid's hold one draw a line.

@@ -54,6 +54,12 @@ func runMain(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	return property("run", cfg, targs, stdout, stderr)
 }
 
+// noReplay is what idemcheck replay says of a fail file that replayed no
+// sequence: rapid ignored the file (written by another rapid version), or
+// its draws no longer fit (against a URL, the provider's state or timing
+// took the run another way). Nothing was replayed, so nothing is known.
+const noReplay = "idemcheck replay: the fail file replayed no sequence: rapid found it no longer valid (another rapid version, or the provider's state or timing took the run another way); run the certification again to search anew"
+
 // propertyFlags are the flags run and replay share: the provider, the
 // mutant and the report folder, over the environment's configuration.
 func propertyFlags(fs *flag.FlagSet, providers string) *propertyConfig {
@@ -138,17 +144,30 @@ func runProperty(verb string, c *propertyConfig, targs []string, stdout, stderr 
 		fmt.Fprintf(stderr, "idemcheck %s: %v\n", verb, err)
 		return exitUsage, stats
 	}
-	fmt.Fprintln(stdout, filepath.Join(cfg.ReportDir, reports.IndexFile))
+	index := filepath.Join(cfg.ReportDir, reports.IndexFile)
+	fmt.Fprintln(stdout, index)
+	if stats == nil {
+		if !failed {
+			fmt.Fprintf(stderr, "idemcheck %s: the run did not start\n", verb)
+			return exitUsage, stats
+		}
+		return exitFail, stats // a run that could not start: why is above
+	}
+	v := reports.Pass
 	switch {
-	case failed: // a violation (its report is above), or a run that could not start
-		return exitFail, stats
-	case stats == nil:
-		fmt.Fprintf(stderr, "idemcheck %s: the run did not start\n", verb)
-		return exitUsage, stats
+	case failed: // a violation: its report is above
+		v = reports.Fail
 	case stats.Stopped() != "":
 		printInconclusive(stderr, nil, stats.Results())
-		fmt.Fprintf(stderr, "idemcheck: %s\n", reports.Inconclusive)
-		return exitInconclusive, stats
+		v = reports.Inconclusive
+	case verb == "replay" && stats.Sequences() == 0:
+		fmt.Fprintln(stderr, noReplay)
+		v = reports.Inconclusive
 	}
-	return verdictCode(reports.Pass, stop), stats
+	code = verdictCode(v, stop)
+	if code == exitInconclusive {
+		v = reports.Inconclusive
+	}
+	verdictLine(stderr, v, propertyCounts(stats.Results(), stats.Deviations()), runReport(stats.RunFolder(), index))
+	return code, stats
 }

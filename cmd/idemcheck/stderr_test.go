@@ -38,7 +38,8 @@ func TestCertifyFailureKeepsStderrShort(t *testing.T) {
 	if strings.Contains(stderr, "[rapid]") {
 		t.Errorf("stderr holds rapid's draws without -v:\n%s", stderr)
 	}
-	for _, want := range []string{"] FAIL replay-returns-first-response: ", "idemcheck: done, ", "idemcheck: FAIL\n"} {
+	for _, want := range []string{"] FAIL replay-returns-first-response: ", "idemcheck: done, ", "idemcheck: FAIL · requirements (17): ",
+		"idemcheck: shrinking replay-consistent: now "} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
@@ -129,7 +130,7 @@ func TestCertifyUnreachableSaysSoOnce(t *testing.T) {
 	if n := strings.Count(stderr, "\n"); n > 5 {
 		t.Errorf("stderr has %d lines for one cause, want at most 5:\n%s", n, stderr)
 	}
-	if !strings.HasSuffix(stderr, "\nidemcheck: INCONCLUSIVE\n") || !strings.Contains(stderr, "all 17 requirements") {
+	if !strings.Contains(stderr, "\nidemcheck: INCONCLUSIVE · requirements (17): 0 PASS, 0 FAIL, 17 INCONCLUSIVE") || !strings.Contains(stderr, "all 17 requirements") {
 		t.Errorf("stderr does not end with the verdict after one line for all 17 requirements:\n%s", stderr)
 	}
 }

@@ -26,7 +26,7 @@ func TestCertifyInconclusiveSaysWhy(t *testing.T) {
 			if code != 3 {
 				t.Fatalf("exit %d, want 3 (INCONCLUSIVE); stderr:\n%s", code, stderr)
 			}
-			if !strings.HasSuffix(stderr, "\nidemcheck: INCONCLUSIVE\n") || !strings.Contains(stderr, tc.want) {
+			if v, _, _ := lastVerdictLine(t, "", stderr); v != "INCONCLUSIVE" || !strings.Contains(stderr, tc.want) {
 				t.Errorf("stderr does not end with the verdict after a reason %q:\n%s", tc.want, stderr)
 			}
 			b, err := os.ReadFile(filepath.Join(filepath.Dir(strings.TrimSpace(stdout)), "certification.json"))

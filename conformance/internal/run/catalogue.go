@@ -125,7 +125,11 @@ func (r *runState) endCheck(m *machine.Machine, bits []uint64) {
 		if m.Stopped() != "" && r.round.cut == "" {
 			r.round.cut = m.Stopped()
 		}
+		inv, steps := r.round.smallest.Invariant, len(r.round.smallest.History.Steps)
 		r.mu.Unlock()
+		if f := r.cfg.OnShrink; f != nil && inv != "" {
+			f(inv, steps)
+		}
 		return
 	case m.Broken() != nil || failed == nil && m.Stopped() != "":
 		return // no verdict

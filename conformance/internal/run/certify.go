@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -106,10 +107,15 @@ func Certify(t *testing.T, p Certification) (reports.Certification, reports.Cert
 	pcfg.Provider, pcfg.Remote = prov.BaseURL(), prov
 	pcfg.ProviderStore = "" // the store is the served provider's business
 	pcfg.OnSequence = func() { _ = progress.Sequence() }
+	pcfg.OnShrink = func(invariant string, steps int) {
+		req, _ := prov.Meter().Used()
+		_ = progress.Shrink(invariant, steps, fmt.Sprintf("%d requests spent", req))
+	}
 	stats, _ := runStats(t, "property", pcfg)
 	cert.Invariants, cert.Coverage, cert.Deviations = stats.Results(), stats.Coverage(), stats.Deviations()
 	cert.Finished, cert.Budgets = time.Now().UTC(), prov.Meter().Budgets()
 	cert.BaselineUnused = pcfg.Baseline.unused(cert)
+	cert.Seed, cert.Rerun = p.Seed, rerunCommand(prov.Config(), p)
 	_ = progress.Done()
 
 	paths, err := reports.WriteCertificationRun(pcfg.ReportDir, cert)
@@ -127,6 +133,42 @@ func Certify(t *testing.T, p Certification) (reports.Certification, reports.Cert
 	}
 	t.Logf("certification: %s (%s)\njunit: %s", fromRoot(paths.Markdown), cert.Overall(), fromRoot(paths.JUnit))
 	return cert, paths
+}
+
+// rerunCommand is the idemcheck certify line that runs certification p
+// against the provider configured by c again with the same seed and the
+// settings that change what is drawn and judged (profile, dialect,
+// sequences, budgets away from their defaults); "" under go test, where
+// the caller's test is what runs it, or without a seed.
+func rerunCommand(c remote.Config, p Certification) string {
+	if testing.Testing() || p.Seed == 0 {
+		return ""
+	}
+	args := []string{"idemcheck", "certify"}
+	if c.ProfilePath != "" {
+		args = append(args, "-profile", c.ProfilePath)
+	}
+	if c.Dialect != "" && c.Dialect != remote.DialectReference {
+		args = append(args, "-dialect", c.Dialect)
+	}
+	if p.Checks > 0 {
+		args = append(args, "-checks", strconv.Itoa(p.Checks))
+	}
+	l := c.Limits
+	if l.MaxRequests != remote.DefaultMaxRequests {
+		args = append(args, "-budget-requests", strconv.Itoa(l.MaxRequests))
+	}
+	if l.MaxCharges != remote.DefaultMaxCharges {
+		args = append(args, "-budget-charges", strconv.Itoa(l.MaxCharges))
+	}
+	if l.MaxDuration != remote.DefaultMaxDuration {
+		args = append(args, "-budget-duration", l.MaxDuration.String())
+	}
+	args = append(args, "-seed", strconv.FormatUint(p.Seed, 10), reports.RedactURL(c.BaseURL))
+	for i, a := range args {
+		args[i] = shellWord(a)
+	}
+	return strings.Join(args, " ")
 }
 
 // interrupted is the reason a run stopped by Certification.Stop gives:

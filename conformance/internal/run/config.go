@@ -16,7 +16,11 @@ import (
 // property needs.
 type Config struct {
 	machine.Config
-	OnSequence    func()
+	OnSequence func()
+	// OnShrink, if set, is called after each check rapid runs while it
+	// shrinks a violation, with the invariant being shrunk and the
+	// shopper steps of the smallest failing sequence so far.
+	OnShrink      func(invariant string, steps int)
 	OnStart       func(*Stats)
 	Mutant        string
 	ReportDir     string

@@ -1,0 +1,64 @@
+package main_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestCertifyFailPageLeadsWithReproduction is the newcomer's 30-second
+// test (issue 23): on the FAIL page of idemcheck serve --mutant
+// replay-new-charge the first five lines give the verdict, the counts,
+// the first failure's reason and the command that reproduces it; running
+// that command shows the failure — one key and body answered with two
+// different charges — where the reference provider would answer the
+// same charge each time.
+func TestCertifyFailPageLeadsWithReproduction(t *testing.T) {
+	url := serve(t, "--mutant", "replay-new-charge")
+	code, stdout, stderr := idemcheck(t, nil, "certify", url, "--profile", profile, "--checks", "3", "--seed", "7",
+		"--budget-requests", "400", "--report-dir", t.TempDir())
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (FAIL); stderr:\n%s", code, stderr)
+	}
+	md, err := os.ReadFile(strings.TrimSpace(stdout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitN(string(md), "\n", 6)
+	if len(lines) < 6 {
+		t.Fatalf("page of %d lines:\n%s", len(lines), md)
+	}
+	head := strings.Join(lines[:5], "\n")
+	for i, re := range []string{
+		`^# idemcheck certification: FAIL$`,
+		"^Requirements \\(17\\): [0-9]+ PASS, [1-9][0-9]* FAIL, [0-9]+ INCONCLUSIVE, [0-9]+ NOT JUDGED.*; seed `7`\\.$",
+		`^$`,
+		"^1\\. \\*\\*FAIL\\*\\* `replay-returns-first-response`: a retry with the same key and body answered 201 ch_[0-9]+, not the first response 201 ch_[0-9]+\\\\$",
+		"^   reproduce: `bash [^`]+/replay-returns-first-response\\.curl\\.sh`",
+	} {
+		if !regexp.MustCompile(re).MatchString(lines[i]) {
+			t.Errorf("line %d %q does not match %s; the page begins:\n%s", i+1, lines[i], re, head)
+		}
+	}
+	m := regexp.MustCompile("reproduce: `(bash [^`]+)`").FindStringSubmatch(lines[4])
+	if m == nil {
+		t.Fatalf("no reproduction command on line 5:\n%s", head)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "bash", "-c", m[1]).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", m[1], err, out)
+	}
+	// The script sends the evidence's two creates (one key, one body) and
+	// asks for the merchant reference's charges: the mutant answers each
+	// create with a new charge.
+	created := regexp.MustCompile(`(?m)^\{"id":"(ch_[0-9]+)"`).FindAllStringSubmatch(string(out), -1)
+	if len(created) != 2 || created[0][1] == created[1][1] {
+		t.Errorf("%s: want two creates answered with two different charges, got %v:\n%s", m[1], created, out)
+	}
+}
