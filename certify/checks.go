@@ -10,7 +10,6 @@ import (
 	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/models"
 	"github.com/idemcheck/idemcheck/reports"
-	"github.com/idemcheck/idemcheck/sut/remote"
 )
 
 // The card tokens of docs/provider-api.md.
@@ -29,8 +28,12 @@ const (
 	nj = reports.NotJudged
 )
 
-// evidence is the exchanges of the requirement running so far.
-func (r *runner) evidence() []models.Exchange { return r.hist.Snapshot().Exchanges[r.start:] }
+// evidence is the exchanges of the requirement running so far, after
+// those it took from before it started (r.prior: the preflight's, for
+// quoted-key-equals-bare-key).
+func (r *runner) evidence() []models.Exchange {
+	return append(append([]models.Exchange(nil), r.prior...), r.hist.Snapshot().Exchanges[r.start:]...)
+}
 
 // judge runs the linearizability check over the requirement's exchanges:
 // ok, or a FAIL / INCONCLUSIVE reason.
@@ -111,7 +114,7 @@ func (r *runner) charges(ref string, want int) (string, error) {
 }
 
 func checkReplay(r *runner) (verdict, string, error) {
-	key := models.FormatKey(newKey())
+	key := r.newKeyHeader()
 	body := r.charge("replay")
 	first, why, err := r.created(key, body)
 	if err != nil || why != "" {
@@ -134,7 +137,7 @@ func checkReplay(r *runner) (verdict, string, error) {
 	if !r.p.Profile().ErrorsStored {
 		note = "decline replay not tested: the profile says errors are not stored"
 	} else {
-		key, body := models.FormatKey(newKey()), r.charge("replay-decline")
+		key, body := r.newKeyHeader(), r.charge("replay-decline")
 		body.Source = tokDeclined
 		d1, err := r.post(key, body)
 		if err != nil {
@@ -166,7 +169,7 @@ func checkReplay(r *runner) (verdict, string, error) {
 }
 
 func checkMismatch(r *runner) (verdict, string, error) {
-	key := models.FormatKey(newKey())
+	key := r.newKeyHeader()
 	body := r.charge("mismatch")
 	_, why, err := r.created(key, body)
 	if err != nil || why != "" {
@@ -231,7 +234,7 @@ func checkConcurrent(r *runner) (verdict, string, error) {
 	}
 	sched[n-1] = faults.Fault{Kind: faults.KindPass}
 	r.proxy.Schedule(sched)
-	key, body := models.FormatKey(newKey()), r.charge("concurrent")
+	key, body := r.newKeyHeader(), r.charge("concurrent")
 	answers := make([]answer, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -268,7 +271,7 @@ func checkConcurrent(r *runner) (verdict, string, error) {
 
 func checkLostResponse(r *runner) (verdict, string, error) {
 	r.proxy.Schedule([]faults.Fault{{Kind: faults.KindLoseResponse}})
-	key, body := models.FormatKey(newKey()), r.charge("lost-response")
+	key, body := r.newKeyHeader(), r.charge("lost-response")
 	first, err := r.post(key, body)
 	if err != nil {
 		return inc, "", err
@@ -306,7 +309,7 @@ func checkLostResponse(r *runner) (verdict, string, error) {
 
 func checkRetries(r *runner) (verdict, string, error) {
 	r.proxy.Schedule([]faults.Fault{{Kind: faults.KindStatus500}, {Kind: faults.KindStatus429, RetryAfter: 1}, {Kind: faults.KindStatus503}})
-	key, body := models.FormatKey(newKey()), r.charge("retries")
+	key, body := r.newKeyHeader(), r.charge("retries")
 	a, tries, err := r.settle(key, body)
 	if err != nil {
 		return inc, "", err
@@ -339,30 +342,11 @@ func checkRetries(r *runner) (verdict, string, error) {
 	return r.judged(pass, "")
 }
 
-func checkQuotedKey(r *runner) (verdict, string, error) {
-	if r.p.Dialect() == remote.DialectStripe {
-		return nj, "the stripe dialect sends every key as a bare token: the quoted form never reaches the provider", nil
-	}
-	key, body := newKey(), r.charge("quoted-key")
-	first, why, err := r.created(models.FormatKey(key), body)
-	if err != nil || why != "" {
-		return inc, why, err
-	}
-	bare, err := r.post(key, body)
-	if err != nil {
-		return inc, "", err
-	}
-	if !same(first, bare) {
-		return fail, fmt.Sprintf("the bare token after the quoted key answered %s, not the replay of %s", bare.short(), first.short()), nil
-	}
-	return r.judged(pass, "")
-}
-
 func checkCrossAccount(r *runner) (verdict, string, error) {
 	if r.account == nil {
 		return nj, "needs a second account's API key (IDEMCHECK_API_KEY_2)", nil
 	}
-	key, body := models.FormatKey(newKey()), r.charge("cross-account")
+	key, body := r.newKeyHeader(), r.charge("cross-account")
 	first, why, err := r.created(key, body)
 	if err != nil || why != "" {
 		return inc, why, err

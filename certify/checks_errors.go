@@ -63,7 +63,7 @@ func sameHeaders(a, b answer) string {
 }
 
 func checkReplayMarked(r *runner) (verdict, string, error) {
-	key, body := models.FormatKey(newKey()), r.charge("replay-marked")
+	key, body := r.newKeyHeader(), r.charge("replay-marked")
 	_, why, err := r.created(key, body)
 	if err != nil || why != "" {
 		return inc, why, err
@@ -128,7 +128,7 @@ func checkProblemDetails(r *runner) (verdict, string, error) {
 	if why, ok := judge("a malformed Idempotency-Key", bad, 400); ok && why != "" {
 		return fail, why, nil
 	}
-	key, body := models.FormatKey(newKey()), r.charge("problem-422")
+	key, body := r.newKeyHeader(), r.charge("problem-422")
 	if _, why, err := r.created(key, body); err != nil || why != "" {
 		return inc, why, err
 	}
@@ -141,7 +141,7 @@ func checkProblemDetails(r *runner) (verdict, string, error) {
 	if why, ok := judge("the same key with another amount", mis, 422); ok && why != "" {
 		return fail, why, nil
 	}
-	as, err := r.concurrent(models.FormatKey(newKey()), r.charge("problem-409"), r.charge("problem-409"))
+	as, err := r.concurrent(r.newKeyHeader(), r.charge("problem-409"), r.charge("problem-409"))
 	if err != nil {
 		return inc, "", err
 	}
@@ -157,7 +157,7 @@ func checkProblemDetails(r *runner) (verdict, string, error) {
 }
 
 func checkDeclinedKey(r *runner) (verdict, string, error) {
-	key, body := models.FormatKey(newKey()), r.charge("declined-key")
+	key, body := r.newKeyHeader(), r.charge("declined-key")
 	body.Source = tokDeclined
 	d, err := r.post(key, body)
 	if err != nil {
@@ -186,7 +186,7 @@ func checkDeclinedKey(r *runner) (verdict, string, error) {
 }
 
 func checkInflightMismatch(r *runner) (verdict, string, error) {
-	key, body := models.FormatKey(newKey()), r.charge("inflight-mismatch")
+	key, body := r.newKeyHeader(), r.charge("inflight-mismatch")
 	other := body
 	other.Amount++
 	as, err := r.concurrent(key, body, other)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/idemcheck/idemcheck/faults"
-	"github.com/idemcheck/idemcheck/models"
 )
 
 // checkHangUp: the proxy forwards a create and closes the upstream
@@ -16,7 +15,7 @@ import (
 // lost, as in lost-response-settled; the requirement then still holds.
 func checkHangUp(r *runner) (verdict, string, error) {
 	r.proxy.Schedule([]faults.Fault{{Kind: faults.KindHangUp}})
-	key, body := models.FormatKey(newKey()), r.charge("hang-up")
+	key, body := r.newKeyHeader(), r.charge("hang-up")
 	first, err := r.post(key, body)
 	if err != nil {
 		return inc, "", err

@@ -33,14 +33,20 @@ func startRef(t *testing.T, mutant string, retention, processing time.Duration) 
 // profile when zero) and the test key.
 func certifyURL(t *testing.T, url string, prof remote.Profile, opts certify.Options) reports.Certification {
 	t.Helper()
+	cert, err := certifyURLErr(t, url, prof, opts)
+	require.NoError(t, err)
+	return cert
+}
+
+// certifyURLErr is certifyURL returning Run's error.
+func certifyURLErr(t *testing.T, url string, prof remote.Profile, opts certify.Options) (reports.Certification, error) {
+	t.Helper()
 	if prof.Name == "" {
 		prof = remote.ReferenceProfile()
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), runBound+30*time.Second)
 	defer cancel()
-	cert, err := certify.Certify(ctx, remote.Config{BaseURL: url, APIKey: testKey, Profile: prof, Limits: remote.Limits{MaxDuration: runBound}}, opts)
-	require.NoError(t, err)
-	return cert
+	return certify.Certify(ctx, remote.Config{BaseURL: url, APIKey: testKey, Profile: prof, Limits: remote.Limits{MaxDuration: runBound}}, opts)
 }
 
 // testKey is a sandbox-looking key; no artefact may contain it.

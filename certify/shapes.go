@@ -50,7 +50,7 @@ func checkShapes(r *runner) (verdict, string, error) {
 	if r.p.Dialect() == remote.DialectStripe {
 		return nj, "the stripe dialect rebuilds every create (form-encoded, on its own URL): the shapes never reach the provider", nil
 	}
-	key, body := models.FormatKey(newKey()), r.charge("shapes")
+	key, body := r.newKeyHeader(), r.charge("shapes")
 	first, why, err := r.created(key, body)
 	if err != nil || why != "" {
 		return inc, why, err

@@ -90,10 +90,14 @@ type Budget struct {
 // through which dialect and profile, the budgets used, and a verdict per
 // requirement.
 type Certification struct {
-	RunID    string    `json:"run_id"`
-	Provider string    `json:"provider"` // "embedded", "wiremock", or the base URL
-	Dialect  string    `json:"dialect"`  // "reference", "stripe"
-	Profile  string    `json:"profile"`  // the profile's path or name, "" for none
+	RunID    string `json:"run_id"`
+	Provider string `json:"provider"` // "embedded", "wiremock", or the base URL
+	Dialect  string `json:"dialect"`  // "reference", "stripe"
+	Profile  string `json:"profile"`  // the profile's path or name, "" for none
+	// KeyForm is the Idempotency-Key form the run sent its creates in
+	// ("quoted" or "bare"): learned by the preflight, or pinned by the
+	// profile's key_form; "" for a run not against a URL.
+	KeyForm  string    `json:"key_form,omitempty"`
 	Started  time.Time `json:"started"`
 	Finished time.Time `json:"finished"`
 	Budgets  []Budget  `json:"budgets,omitempty"`

@@ -75,6 +75,9 @@ func CertificationMarkdown(c Certification) []byte {
 		}
 		fmt.Fprintf(&b, "| %s | %s |\n", kv[0], v)
 	}
+	if c.KeyForm != "" {
+		fmt.Fprintf(&b, "| key form | %s |\n", code(c.KeyForm, true))
+	}
 	if !c.Started.IsZero() {
 		fmt.Fprintf(&b, "| started | %s |\n", c.Started.UTC().Format(time.RFC3339))
 	}
