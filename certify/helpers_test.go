@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemcheck/idemcheck/certify"
+	"github.com/idemcheck/idemcheck/models"
 	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/sut/provider/server"
 	"github.com/idemcheck/idemcheck/sut/remote"
@@ -64,4 +65,15 @@ func verdicts(t *testing.T, cert reports.Certification) map[string]reports.Verdi
 		t.Logf("budget %s: %s of %s", b.Name, b.Used, b.Limit)
 	}
 	return out
+}
+
+// postsIn counts the creates among exs.
+func postsIn(exs []models.Exchange) int {
+	n := 0
+	for _, e := range exs {
+		if e.IsPost() {
+			n++
+		}
+	}
+	return n
 }
