@@ -97,7 +97,11 @@ type Certification struct {
 	// KeyForm is the Idempotency-Key form the run sent its creates in
 	// ("quoted" or "bare"): learned by the preflight, or pinned by the
 	// profile's key_form; "" for a run not against a URL.
-	KeyForm  string    `json:"key_form,omitempty"`
+	KeyForm string `json:"key_form,omitempty"`
+	// Seed is the property's rapid seed (-seed, -rapid.seed): the same
+	// seed draws the same sequences again; 0 (left out) when the run
+	// drew none or each property drew its own.
+	Seed     uint64    `json:"seed,omitempty"`
 	Started  time.Time `json:"started"`
 	Finished time.Time `json:"finished"`
 	Budgets  []Budget  `json:"budgets,omitempty"`

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -62,8 +63,8 @@ func worst(vs []Verdict) Verdict {
 }
 
 // CertificationMarkdown renders c as one Markdown page: the run (provider
-// without credentials, dialect, profile, run id, start, duration), the
-// budgets used, a table requirement × verdict with the draft section or
+// without credentials, dialect, profile, run id, key form, seed, start,
+// duration), the budgets used, a table requirement × verdict with the draft section or
 // profile entry each comes from and a link to its evidence, the invariants
 // with the run's coverage (sequences, steps, exchanges, faults by kind),
 // and the evidence exchanges, one table per requirement.
@@ -82,6 +83,9 @@ func CertificationMarkdown(c Certification) []byte {
 	}
 	if c.KeyForm != "" {
 		fmt.Fprintf(&b, "| key form | %s |\n", code(c.KeyForm, true))
+	}
+	if c.Seed != 0 {
+		fmt.Fprintf(&b, "| seed | %s (repeat with `-seed %d`) |\n", code(strconv.FormatUint(c.Seed, 10), true), c.Seed)
 	}
 	if !c.Started.IsZero() {
 		fmt.Fprintf(&b, "| started | %s |\n", c.Started.UTC().Format(time.RFC3339))

@@ -17,7 +17,8 @@ import (
 // it by id turns it ACKNOWLEDGED, its reason still shown, and the run,
 // whose only open item it is, exits 0. Regression
 // (issue 24, item 7): a baseline could not acknowledge an INCONCLUSIVE
-// requirement, and such a provider never got a green run.
+// requirement, and such a provider never got a green run. The page and
+// certification.json name the run's seed (item 8).
 func TestCertifyAcknowledgedLimitExitsZero(t *testing.T) {
 	h, err := server.Handler("", 0, 0)
 	if err != nil {
@@ -69,7 +70,15 @@ func TestCertifyAcknowledgedLimitExitsZero(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"# idemcheck certification: KNOWN", "| ACKNOWLEDGED |", "acknowledged: listed in the baseline; "} {
+	// The seed is on the page and in certification.json (issue 24, item 8).
+	js, err := os.ReadFile(filepath.Join(filepath.Dir(page), "certification.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(js), `"seed": 1,`) {
+		t.Errorf("certification.json names no seed 1")
+	}
+	for _, want := range []string{"# idemcheck certification: KNOWN", "| ACKNOWLEDGED |", "acknowledged: listed in the baseline; ", "| seed | `1` (repeat with `-seed 1`) |"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("the page lacks %q", want)
 		}
