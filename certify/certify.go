@@ -100,8 +100,14 @@ var ErrUnreachable = errors.New("certify: provider unreachable")
 // provider, or the wrong IDEMCHECK_DIALECT, would otherwise be judged
 // FAIL on answers like 404 or 501), or ErrUnreachable when no connection
 // could be made at all; Options.Progress is then not called (one cause,
-// which the error says once). The other errors are for a run that
-// could not start (the proxy); verdicts carry the rest.
+// which the error says once). Then one key is sent in both its forms,
+// quoted and bare (keyform.go): every later create is sent in a form the
+// provider accepted, quoted-key-equals-bare-key is judged on those two
+// answers, and Run leaves p sending the property's keys in that form
+// (remote.Provider.SetKeyForm; Certification.KeyForm names it); both
+// forms refused with 400 is ErrKeyForm, handled as ErrDialect is. The
+// other errors are for a run that could not start (the proxy); verdicts
+// carry the rest.
 func Run(ctx context.Context, p *remote.Provider, opts Options) (reports.Certification, error) {
 	opts = opts.withDefaults()
 	prof := p.Profile()
@@ -132,6 +138,11 @@ func Run(ctx context.Context, p *remote.Provider, opts Options) (reports.Certifi
 		only[id] = true
 	}
 	notDialect := r.preflight()
+	if notDialect == nil {
+		notDialect = r.learnKeyForms()
+	}
+	defer func() { p.SetKeyForm(r.form) }() // the property sends keys in the form learned
+	p.SetKeyForm("")                        // the requirements send each key as written
 	notTested := ""
 	if notDialect != nil {
 		notTested = "not tested: " + notDialect.Error()
@@ -170,6 +181,7 @@ func Run(ctx context.Context, p *remote.Provider, opts Options) (reports.Certifi
 	}
 	cert.Finished = time.Now().UTC()
 	cert.Budgets = p.Meter().Budgets()
+	cert.KeyForm = r.form
 	return cert, notDialect
 }
 
@@ -231,7 +243,7 @@ func (e dialectError) Unwrap() error        { return e.why }
 // run runs one requirement and fills its verdict and evidence.
 func (r *runner) run(req Requirement, res reports.RequirementResult) reports.RequirementResult {
 	proxyN := len(r.hist.Snapshot().Exchanges)
-	r.start, r.shown = proxyN, nil
+	r.start, r.shown, r.prior = proxyN, nil, nil
 	c := costOf(req, r.opts)
 	if err := r.afford(c.requests, c.posts); err != nil {
 		res.Verdict, res.Reason = reports.Inconclusive, err.Error()+" for this requirement"
@@ -247,7 +259,7 @@ func (r *runner) run(req Requirement, res reports.RequirementResult) reports.Req
 	case err != nil:
 		v, reason = reports.Inconclusive, "could not be tested: "+err.Error()
 	}
-	res.Evidence = r.hist.Snapshot().Exchanges[proxyN:]
+	res.Evidence = r.evidence()
 	if v == fail || v == pass {
 		if why := allTransient(res.Evidence); why != "" {
 			was := fmt.Sprintf("the %s it would have been", v)

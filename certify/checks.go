@@ -1,6 +1,7 @@
 package certify
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -10,7 +11,6 @@ import (
 	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/models"
 	"github.com/idemcheck/idemcheck/reports"
-	"github.com/idemcheck/idemcheck/sut/remote"
 )
 
 // The card tokens of docs/provider-api.md.
@@ -29,8 +29,12 @@ const (
 	nj = reports.NotJudged
 )
 
-// evidence is the exchanges of the requirement running so far.
-func (r *runner) evidence() []models.Exchange { return r.hist.Snapshot().Exchanges[r.start:] }
+// evidence is the exchanges of the requirement running so far, after
+// those it took from before it started (r.prior: the preflight's, for
+// quoted-key-equals-bare-key).
+func (r *runner) evidence() []models.Exchange {
+	return append(append([]models.Exchange(nil), r.prior...), r.hist.Snapshot().Exchanges[r.start:]...)
+}
 
 // judge runs the linearizability check over the requirement's exchanges:
 // ok, or a FAIL / INCONCLUSIVE reason.
@@ -111,7 +115,7 @@ func (r *runner) charges(ref string, want int) (string, error) {
 }
 
 func checkReplay(r *runner) (verdict, string, error) {
-	key := models.FormatKey(newKey())
+	key := r.newKeyHeader()
 	body := r.charge("replay")
 	first, why, err := r.created(key, body)
 	if err != nil || why != "" {
@@ -121,52 +125,84 @@ func checkReplay(r *runner) (verdict, string, error) {
 	if err != nil {
 		return inc, "", err
 	}
+	var failed []string // the success's and the decline's: both are sent
 	if !same(first, again) {
-		return fail, fmt.Sprintf("a retry with the same key and body answered %s, not the first response %s", again.short(), first.short()), nil
-	}
-	if why := sameHeaders(first, again); why != "" {
-		return fail, why, nil
-	}
-	if why := r.unmarked("the replay", again); why != "" {
-		return fail, why, nil
-	}
-	note := ""
-	if !r.p.Profile().ErrorsStored {
-		note = "decline replay not tested: the profile says errors are not stored"
+		failed = append(failed, fmt.Sprintf("a retry with the same key and body answered %s, not the first response %s", again.short(), first.short()))
 	} else {
-		key, body := models.FormatKey(newKey()), r.charge("replay-decline")
-		body.Source = tokDeclined
-		d1, err := r.post(key, body)
-		if err != nil {
-			return inc, "", err
-		}
-		if d1.err != nil || d1.status != 402 || !d1.ofDialect() {
-			note = fmt.Sprintf("decline replay not tested: the declining card answered %s, not a 402 of the dialect", d1.short())
-		} else {
-			d2, err := r.post(key, body)
-			if err != nil {
-				return inc, "", err
-			}
-			if !same(d1, d2) {
-				return fail, fmt.Sprintf("a retried decline answered %s with another body, not the first 402", d2.short()), nil
-			}
-			if why := sameHeaders(d1, d2); why != "" {
-				return fail, why, nil
-			}
-			if why := r.unmarked("the decline's replay", d2); why != "" {
-				return fail, why, nil
-			}
-		}
+		failed = appendWhy(failed, sameHeaders(first, again), r.unmarked("the replay", again))
+	}
+	d, err := r.declineReplay()
+	if err != nil {
+		return inc, "", err
+	}
+	if failed = append(failed, d.failed...); len(failed) > 0 {
+		return fail, strings.Join(failed, "; "), nil
 	}
 	v, reason, err := r.judged(pass, "")
-	if v == pass {
-		reason = note
+	switch {
+	case v != pass:
+		return v, reason, err
+	case d.untold != "":
+		return nj, "the success's replay holds, but " + d.untold, nil
 	}
-	return v, reason, err
+	return pass, d.note, nil
+}
+
+// appendWhy appends each non-empty reason of whys to failed.
+func appendWhy(failed []string, whys ...string) []string {
+	for _, w := range whys {
+		if w != "" {
+			failed = append(failed, w)
+		}
+	}
+	return failed
+}
+
+// declined is what replay-returns-first-response's decline half showed:
+// why it was not tested (note), how its replay failed, or why the
+// profile's errors_stored claim cannot be told over a URL (untold).
+type declined struct {
+	note, untold string
+	failed       []string
+}
+
+// declineReplay tests the profile's errors_stored claim: a declining
+// card's 402, sent again under its key, answers the first 402. A 402
+// whose body names no decline id (models.ErrorBody.DeclineID) is
+// byte-identical whether it was replayed or the decline ran again, so an
+// identical answer is no evidence of a stored error: untold says so.
+func (r *runner) declineReplay() (declined, error) {
+	if !r.p.Profile().ErrorsStored {
+		return declined{note: "decline replay not tested: the profile says errors are not stored"}, nil
+	}
+	key, body := r.newKeyHeader(), r.charge("replay-decline")
+	body.Source = tokDeclined
+	d1, err := r.post(key, body)
+	if err != nil {
+		return declined{}, err
+	}
+	if d1.err != nil || d1.status != 402 || !d1.ofDialect() {
+		return declined{note: fmt.Sprintf("decline replay not tested: the declining card answered %s, not a 402 of the dialect", d1.short())}, nil
+	}
+	d2, err := r.post(key, body)
+	if err != nil {
+		return declined{}, err
+	}
+	if !same(d1, d2) {
+		return declined{failed: []string{fmt.Sprintf("a retried decline answered %s with another body, not the first 402", d2.short())}}, nil
+	}
+	if f := appendWhy(nil, sameHeaders(d1, d2), r.unmarked("the decline's replay", d2)); len(f) > 0 {
+		return declined{failed: f}, nil
+	}
+	var e models.ErrorBody
+	if json.Unmarshal(d1.body, &e) != nil || e.Error.DeclineID == "" {
+		return declined{untold: "the profile's errors_stored claim cannot be told over a URL: the 402 names no decline id, so a decline run again is byte-identical to its replay"}, nil
+	}
+	return declined{}, nil
 }
 
 func checkMismatch(r *runner) (verdict, string, error) {
-	key := models.FormatKey(newKey())
+	key := r.newKeyHeader()
 	body := r.charge("mismatch")
 	_, why, err := r.created(key, body)
 	if err != nil || why != "" {
@@ -181,20 +217,45 @@ func checkMismatch(r *runner) (verdict, string, error) {
 		{"currency", other(func(b *models.ChargeRequest) { b.Currency = "EUR" })},
 		{"card", other(func(b *models.ChargeRequest) { b.Source = tokMastercard })},
 	}
+	var failed []string // every variant is sent; each that failed, in order
 	for _, v := range variants {
 		a, err := r.post(key, v.body)
 		if err != nil {
 			return inc, "", err
 		}
 		if a.err != nil || a.status != 422 {
-			return fail, fmt.Sprintf("the same key with another %s answered %s, not 422 (wire status %d per the profile)", v.what, a.short(), r.p.Profile().Statuses.Mismatch), nil
+			failed = append(failed, fmt.Sprintf("the same key with another %s answered %s, not 422 (wire status %d per the profile)", v.what, a.short(), r.p.Profile().Statuses.Mismatch))
 		}
 	}
 	why, err = r.charges(body.MerchantReference, 1)
-	if err != nil || why != "" {
-		return fail, why, err
+	if err != nil {
+		return inc, "", err
+	}
+	if why != "" {
+		failed = append(failed, why)
+	}
+	if len(failed) > 0 {
+		return fail, strings.Join(failed, "; "), nil
 	}
 	return r.judged(pass, "")
+}
+
+// theCharge checks the lookup by ref finds exactly the charge id; the
+// reason says what it found otherwise. hang-up-settled and
+// lost-response-settled judge their evidence by it alike.
+func (r *runner) theCharge(ref, id string) (string, error) {
+	cs, err := r.find(ref)
+	if err != nil {
+		return "", err
+	}
+	if len(cs) == 1 && cs[0].ID == id {
+		return "", nil
+	}
+	ids := make([]string, len(cs))
+	for i, c := range cs {
+		ids[i] = c.ID
+	}
+	return fmt.Sprintf("lookup by merchant reference found [%s], want exactly the charge %s", strings.Join(ids, " "), id), nil
 }
 
 func checkMissingKey(r *runner) (verdict, string, error) {
@@ -231,7 +292,7 @@ func checkConcurrent(r *runner) (verdict, string, error) {
 	}
 	sched[n-1] = faults.Fault{Kind: faults.KindPass}
 	r.proxy.Schedule(sched)
-	key, body := models.FormatKey(newKey()), r.charge("concurrent")
+	key, body := r.newKeyHeader(), r.charge("concurrent")
 	answers := make([]answer, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -268,7 +329,7 @@ func checkConcurrent(r *runner) (verdict, string, error) {
 
 func checkLostResponse(r *runner) (verdict, string, error) {
 	r.proxy.Schedule([]faults.Fault{{Kind: faults.KindLoseResponse}})
-	key, body := models.FormatKey(newKey()), r.charge("lost-response")
+	key, body := r.newKeyHeader(), r.charge("lost-response")
 	first, err := r.post(key, body)
 	if err != nil {
 		return inc, "", err
@@ -290,23 +351,15 @@ func checkLostResponse(r *runner) (verdict, string, error) {
 	if a.status != lost.ProviderStatus || a.digest() != lost.ProviderBodyDigest {
 		return fail, fmt.Sprintf("the retry answered %s, not the lost response 201 %s", a.short(), lost.ProviderChargeID), nil
 	}
-	cs, err := r.find(body.MerchantReference)
-	if err != nil {
-		return inc, "", err
-	}
-	if len(cs) != 1 || cs[0].ID != lost.ProviderChargeID {
-		ids := make([]string, len(cs))
-		for i, c := range cs {
-			ids[i] = c.ID
-		}
-		return fail, fmt.Sprintf("lookup by merchant reference found [%s], want exactly the lost charge %s", strings.Join(ids, " "), lost.ProviderChargeID), nil
+	if why, err := r.theCharge(body.MerchantReference, lost.ProviderChargeID); err != nil || why != "" {
+		return fail, why, err
 	}
 	return r.judged(pass, "")
 }
 
 func checkRetries(r *runner) (verdict, string, error) {
 	r.proxy.Schedule([]faults.Fault{{Kind: faults.KindStatus500}, {Kind: faults.KindStatus429, RetryAfter: 1}, {Kind: faults.KindStatus503}})
-	key, body := models.FormatKey(newKey()), r.charge("retries")
+	key, body := r.newKeyHeader(), r.charge("retries")
 	a, tries, err := r.settle(key, body)
 	if err != nil {
 		return inc, "", err
@@ -339,30 +392,11 @@ func checkRetries(r *runner) (verdict, string, error) {
 	return r.judged(pass, "")
 }
 
-func checkQuotedKey(r *runner) (verdict, string, error) {
-	if r.p.Dialect() == remote.DialectStripe {
-		return nj, "the stripe dialect sends every key as a bare token: the quoted form never reaches the provider", nil
-	}
-	key, body := newKey(), r.charge("quoted-key")
-	first, why, err := r.created(models.FormatKey(key), body)
-	if err != nil || why != "" {
-		return inc, why, err
-	}
-	bare, err := r.post(key, body)
-	if err != nil {
-		return inc, "", err
-	}
-	if !same(first, bare) {
-		return fail, fmt.Sprintf("the bare token after the quoted key answered %s, not the replay of %s", bare.short(), first.short()), nil
-	}
-	return r.judged(pass, "")
-}
-
 func checkCrossAccount(r *runner) (verdict, string, error) {
 	if r.account == nil {
 		return nj, "needs a second account's API key (IDEMCHECK_API_KEY_2)", nil
 	}
-	key, body := models.FormatKey(newKey()), r.charge("cross-account")
+	key, body := r.newKeyHeader(), r.charge("cross-account")
 	first, why, err := r.created(key, body)
 	if err != nil || why != "" {
 		return inc, why, err

@@ -63,7 +63,7 @@ func sameHeaders(a, b answer) string {
 }
 
 func checkReplayMarked(r *runner) (verdict, string, error) {
-	key, body := models.FormatKey(newKey()), r.charge("replay-marked")
+	key, body := r.newKeyHeader(), r.charge("replay-marked")
 	_, why, err := r.created(key, body)
 	if err != nil || why != "" {
 		return inc, why, err
@@ -113,23 +113,24 @@ func checkProblemDetails(r *runner) (verdict, string, error) {
 	if r.p.Dialect() != remote.DialectReference {
 		return nj, "the stripe dialect's errors are Stripe's error objects, turned into problem details by the adapter: nothing of the provider's to judge", nil
 	}
-	seen := []string{}
-	judge := func(what string, a answer, want int) (string, bool) {
+	var seen, failed []string // every probe is sent; each that failed, in order
+	judge := func(what string, a answer, want int) {
 		if a.err != nil || a.status != want {
-			return "", false
+			return
 		}
 		seen = append(seen, fmt.Sprint(want))
-		return problemOf(what, a), true
+		failed = appendWhy(failed, problemOf(what, a))
 	}
 	bad, err := r.post(`"unterminated`, r.charge("problem-400"))
 	if err != nil {
 		return inc, "", err
 	}
-	if why, ok := judge("a malformed Idempotency-Key", bad, 400); ok && why != "" {
-		return fail, why, nil
-	}
-	key, body := models.FormatKey(newKey()), r.charge("problem-422")
+	judge("a malformed Idempotency-Key", bad, 400)
+	key, body := r.newKeyHeader(), r.charge("problem-422")
 	if _, why, err := r.created(key, body); err != nil || why != "" {
+		if len(failed) > 0 && err == nil {
+			return fail, failed[0], nil // the 400's: the rest could not be sent
+		}
 		return inc, why, err
 	}
 	other := body
@@ -138,17 +139,16 @@ func checkProblemDetails(r *runner) (verdict, string, error) {
 	if err != nil {
 		return inc, "", err
 	}
-	if why, ok := judge("the same key with another amount", mis, 422); ok && why != "" {
-		return fail, why, nil
-	}
-	as, err := r.concurrent(models.FormatKey(newKey()), r.charge("problem-409"), r.charge("problem-409"))
+	judge("the same key with another amount", mis, 422)
+	as, err := r.concurrent(r.newKeyHeader(), r.charge("problem-409"), r.charge("problem-409"))
 	if err != nil {
 		return inc, "", err
 	}
 	for _, a := range as {
-		if why, ok := judge("a request while its key was in flight", a, 409); ok && why != "" {
-			return fail, why, nil
-		}
+		judge("a request while its key was in flight", a, 409)
+	}
+	if len(failed) > 0 {
+		return fail, strings.Join(failed, "; "), nil
 	}
 	if len(seen) == 0 {
 		return inc, "no 400, 409 or 422 was answered to look at", nil
@@ -157,7 +157,7 @@ func checkProblemDetails(r *runner) (verdict, string, error) {
 }
 
 func checkDeclinedKey(r *runner) (verdict, string, error) {
-	key, body := models.FormatKey(newKey()), r.charge("declined-key")
+	key, body := r.newKeyHeader(), r.charge("declined-key")
 	body.Source = tokDeclined
 	d, err := r.post(key, body)
 	if err != nil {
@@ -186,7 +186,7 @@ func checkDeclinedKey(r *runner) (verdict, string, error) {
 }
 
 func checkInflightMismatch(r *runner) (verdict, string, error) {
-	key, body := models.FormatKey(newKey()), r.charge("inflight-mismatch")
+	key, body := r.newKeyHeader(), r.charge("inflight-mismatch")
 	other := body
 	other.Amount++
 	as, err := r.concurrent(key, body, other)

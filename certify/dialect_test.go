@@ -77,7 +77,8 @@ func TestCertify_ReplayHeaderThePromisePublished(t *testing.T) {
 	require.Equal(t, models.ReplayedHeader, published.ReplayHeader)
 	cert := certifyURL(t, s.URL, published, only)
 	assert.Equal(t, reports.Fail, cert.Requirements[0].Verdict)
-	assert.Equal(t, "the replay carried no Idempotent-Replayed header, which the profile publishes (profile: replay_header)", cert.Requirements[0].Reason)
+	assert.Equal(t, "the replay carried no Idempotent-Replayed header, which the profile publishes (profile: replay_header); the decline's replay carried no Idempotent-Replayed header, which the profile publishes (profile: replay_header)", cert.Requirements[0].Reason,
+		"the success's replay and the decline's, each listed (issue 24, item 4)")
 
 	none := remote.ReferenceProfile()
 	none.ReplayHeader = ""
@@ -93,7 +94,7 @@ func TestCertify_ReplayHeaderThePromisePublished(t *testing.T) {
 	}))
 	t.Cleanup(falsely.Close)
 	cert = certifyURL(t, falsely.URL, published, only)
-	assert.Equal(t, "the replay carried Idempotent-Replayed: false, not a replay mark (profile: replay_header)", cert.Requirements[0].Reason)
+	assert.Equal(t, "the replay carried Idempotent-Replayed: false, not a replay mark (profile: replay_header); the decline's replay carried Idempotent-Replayed: false, not a replay mark (profile: replay_header)", cert.Requirements[0].Reason)
 	declines := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			body, _ := io.ReadAll(r.Body)

@@ -34,7 +34,17 @@ type runner struct {
 	client  *http.Client
 	account *http.Client // the second account's client, nil without one
 	start   int          // the first exchange index of the requirement running
-	shown   []byte       // porcupine's visualisation of its illegal history, nil if none
+	// prior are exchanges from before the requirement running that are
+	// its evidence too (the preflight's key-form probe); nil for most.
+	prior []models.Exchange
+	// form is the key form creates are sent in (remote.KeyFormQuoted or
+	// KeyFormBare), set by the preflight (learnKeyForms); forms is what
+	// its probe showed, with formsEvidence its exchanges (nil when the
+	// dialect or the profile fixed the form, or a budget stopped it).
+	form          string
+	forms         *keyForms
+	formsEvidence []models.Exchange
+	shown         []byte // porcupine's visualisation of its illegal history, nil if none
 	// reserved is kept of the budgets for a send still to come (the
 	// retention requirement's re-send at the end of the run): afford
 	// counts it as spent. Written between requirements only.

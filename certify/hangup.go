@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/idemcheck/idemcheck/faults"
-	"github.com/idemcheck/idemcheck/models"
 )
 
 // checkHangUp: the proxy forwards a create and closes the upstream
@@ -13,10 +12,11 @@ import (
 // The provider must finish and store the response regardless: a retry
 // with the same key settles to a 201 naming the only charge the lookup by
 // reference finds. A provider answering within 100 ms just has its answer
-// lost, as in lost-response-settled; the requirement then still holds.
+// lost, as in lost-response-settled: the retry must then answer that
+// response.
 func checkHangUp(r *runner) (verdict, string, error) {
 	r.proxy.Schedule([]faults.Fault{{Kind: faults.KindHangUp}})
-	key, body := models.FormatKey(newKey()), r.charge("hang-up")
+	key, body := r.newKeyHeader(), r.charge("hang-up")
 	first, err := r.post(key, body)
 	if err != nil {
 		return inc, "", err
@@ -34,8 +34,13 @@ func checkHangUp(r *runner) (verdict, string, error) {
 	if a.status != 201 {
 		return inc, fmt.Sprintf("the retry after the hang-up answered %s, not 201", a.short()), nil
 	}
-	why, err := r.charges(body.MerchantReference, 1)
-	if err != nil || why != "" {
+	if hung := r.evidence()[0]; hung.ProviderDone && hung.ProviderStatus == 201 && a.digest() != hung.ProviderBodyDigest {
+		return fail, fmt.Sprintf("after the client hung up, the provider had answered 201 %s, and the retry with the same key answered %s, not that response", hung.ProviderChargeID, a.short()), nil
+	}
+	// The one charge found must be the one the retry named: a lookup that
+	// finds some other charge (a sandbox's fixture) settles nothing, and
+	// lost-response-settled reads the same evidence as a FAIL.
+	if why, err := r.theCharge(body.MerchantReference, a.chargeID()); err != nil || why != "" {
 		return fail, "after the client hung up mid-processing and retried with the same key, " + why, err
 	}
 	// Not r.judged: the hung-up request's completion is never seen (the

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemcheck/idemcheck/certify"
+	"github.com/idemcheck/idemcheck/models"
 	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/sut/provider/server"
 	"github.com/idemcheck/idemcheck/sut/remote"
@@ -33,14 +34,20 @@ func startRef(t *testing.T, mutant string, retention, processing time.Duration) 
 // profile when zero) and the test key.
 func certifyURL(t *testing.T, url string, prof remote.Profile, opts certify.Options) reports.Certification {
 	t.Helper()
+	cert, err := certifyURLErr(t, url, prof, opts)
+	require.NoError(t, err)
+	return cert
+}
+
+// certifyURLErr is certifyURL returning Run's error.
+func certifyURLErr(t *testing.T, url string, prof remote.Profile, opts certify.Options) (reports.Certification, error) {
+	t.Helper()
 	if prof.Name == "" {
 		prof = remote.ReferenceProfile()
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), runBound+30*time.Second)
 	defer cancel()
-	cert, err := certify.Certify(ctx, remote.Config{BaseURL: url, APIKey: testKey, Profile: prof, Limits: remote.Limits{MaxDuration: runBound}}, opts)
-	require.NoError(t, err)
-	return cert
+	return certify.Certify(ctx, remote.Config{BaseURL: url, APIKey: testKey, Profile: prof, Limits: remote.Limits{MaxDuration: runBound}}, opts)
 }
 
 // testKey is a sandbox-looking key; no artefact may contain it.
@@ -58,4 +65,15 @@ func verdicts(t *testing.T, cert reports.Certification) map[string]reports.Verdi
 		t.Logf("budget %s: %s of %s", b.Name, b.Used, b.Limit)
 	}
 	return out
+}
+
+// postsIn counts the creates among exs.
+func postsIn(exs []models.Exchange) int {
+	n := 0
+	for _, e := range exs {
+		if e.IsPost() {
+			n++
+		}
+	}
+	return n
 }

@@ -84,11 +84,11 @@ func noRefunds(a answer) string {
 }
 
 func checkRefundReplay(r *runner) (verdict, string, error) {
-	ch, why, err := r.created(models.FormatKey(newKey()), r.charge("refund-replay"))
+	ch, why, err := r.created(r.newKeyHeader(), r.charge("refund-replay"))
 	if err != nil || why != "" {
 		return inc, why, err
 	}
-	key := models.FormatKey(newKey())
+	key := r.newKeyHeader()
 	body := models.RefundRequest{Charge: ch.chargeID(), Amount: 500, MerchantReference: r.p.Reference("refund")}
 	first, err := r.postRefund(key, body)
 	if err != nil {
@@ -122,7 +122,7 @@ func checkRefundReplay(r *runner) (verdict, string, error) {
 }
 
 func checkEndpointScope(r *runner) (verdict, string, error) {
-	key := models.FormatKey(newKey())
+	key := r.newKeyHeader()
 	ch, why, err := r.created(key, r.charge("endpoint-scope"))
 	if err != nil || why != "" {
 		return inc, why, err

@@ -21,7 +21,7 @@ func checkRetention(r *runner) (verdict, string, error) {
 	if dl, ok := r.ctx.Deadline(); ok && time.Until(dl) < wait+2*r.opts.RequestTimeout {
 		return inc, fmt.Sprintf("%s: waiting %s does not fit in the duration left", errBudget, wait), nil
 	}
-	key, body := models.FormatKey(newKey()), r.charge("retention")
+	key, body := r.newKeyHeader(), r.charge("retention")
 	sent := time.Now() // a provider may age the key from its arrival: the wait is timed from here
 	first, why, err := r.created(key, body)
 	if err != nil || why != "" {
@@ -74,7 +74,7 @@ type retentionPlant struct {
 func (r *runner) plantRetention() *retentionPlant {
 	n := len(r.hist.Snapshot().Exchanges)
 	began := time.Now()
-	pl := &retentionPlant{key: models.FormatKey(newKey()), body: r.charge("retention"), sent: began}
+	pl := &retentionPlant{key: r.newKeyHeader(), body: r.charge("retention"), sent: began}
 	if pl.err = r.afford(2, 2); pl.err == nil {
 		pl.first, pl.why, pl.err = r.created(pl.key, pl.body)
 	}

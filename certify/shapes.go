@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/idemcheck/idemcheck/models"
 	"github.com/idemcheck/idemcheck/sut/remote"
@@ -41,7 +42,8 @@ func requestShapes(body models.ChargeRequest) []requestShape {
 // another order and other whitespace is answered the first response or
 // refused (404, 400…), never charged again and never refused with the
 // mismatch status (the fingerprint is over the payload's content, draft
-// §2.4); the lookup by merchant reference then finds one charge. The
+// §2.4); the lookup by merchant reference then finds one charge. Every
+// shape is sent, and the FAIL names each that failed, in order. The
 // first create is the control: unless it answered 201 with a charge and
 // the lookup then finds exactly that one, the shapes would show nothing
 // (a provider that declines, fails or answers 201 without charging), and
@@ -50,7 +52,7 @@ func checkShapes(r *runner) (verdict, string, error) {
 	if r.p.Dialect() == remote.DialectStripe {
 		return nj, "the stripe dialect rebuilds every create (form-encoded, on its own URL): the shapes never reach the provider", nil
 	}
-	key, body := models.FormatKey(newKey()), r.charge("shapes")
+	key, body := r.newKeyHeader(), r.charge("shapes")
 	first, why, err := r.created(key, body)
 	if err != nil || why != "" {
 		return inc, why, err
@@ -61,6 +63,7 @@ func checkShapes(r *runner) (verdict, string, error) {
 		}
 		return inc, why, err
 	}
+	var failed []string // each failing shape, in the order sent: every shape is sent
 	for _, s := range requestShapes(body) {
 		if err := r.afford(1, 1); err != nil {
 			return inc, "", err
@@ -73,16 +76,20 @@ func checkShapes(r *runner) (verdict, string, error) {
 		case a.err != nil:
 			continue // an unknown outcome: the lookup below tells whether it charged
 		case a.status == http.StatusUnprocessableEntity:
-			return fail, fmt.Sprintf("the same request with %s was refused with 422 as another body, where %s was answered first", s.name, first.short()), nil
+			failed = append(failed, fmt.Sprintf("with %s it was refused with 422 as another body", s.name))
 		case a.status >= 200 && a.status < 300 && !same(first, a):
-			return fail, fmt.Sprintf("the same request with %s under the first create's key was answered %s, not the replay of %s", s.name, a.short(), first.short()), nil
+			failed = append(failed, fmt.Sprintf("with %s it was answered %s, not the replay", s.name, a.short()))
 		}
 	}
-	if why, err := r.charges(body.MerchantReference, 1); err != nil || why != "" {
-		if why != "" {
-			why = fmt.Sprintf("after the same request in %d other shapes, %s", len(requestShapes(body)), why)
-		}
-		return fail, why, err
+	why, err = r.charges(body.MerchantReference, 1)
+	if err != nil {
+		return inc, "", err
+	}
+	if why != "" {
+		failed = append(failed, fmt.Sprintf("after the same request in %d other shapes, %s", len(requestShapes(body)), why))
+	}
+	if len(failed) > 0 {
+		return fail, fmt.Sprintf("the same request under the first create's key (first answered %s): %s", first.short(), strings.Join(failed, "; ")), nil
 	}
 	return pass, "", nil
 }

@@ -102,9 +102,25 @@ func TestCertify_ShapesWithoutAChargeAreInconclusive(t *testing.T) {
 			r := got[certify.ReqShapes]
 			assert.Equal(t, reports.Inconclusive, r.Verdict, r.Reason)
 			assert.NotEmpty(t, r.Reason)
-			posts, _ := p.Received()
-			assert.Equal(t, 1, posts, "the control create alone")
+			assert.Equal(t, 1, postsIn(r.Evidence), "the control create alone (the preflight's key-form probe is not this requirement's)")
 			assert.Zero(t, p.Charges())
 		})
 	}
+}
+
+// Every shape is sent and each failing one is listed: against a provider
+// whose key depends on the URL and whose fingerprint on the body bytes,
+// one run names the trailing slash and the query parameter (charges of
+// their own) and the reordered fields (422). Regression (issue 24, item
+// 4): the requirement returned at the trailing slash, and the reordered
+// fields were never sent.
+func TestCertify_ShapesListsEveryFailingShape(t *testing.T) {
+	got := certifyTwoAccounts(t, startRef(t, "path-sensitive-key,order-sensitive-fingerprint", 0, 0), certify.ReqShapes)
+	r := got[certify.ReqShapes]
+	assert.Equal(t, reports.Fail, r.Verdict, r.Reason)
+	assert.Contains(t, r.Reason, "with a trailing slash it was answered 201")
+	assert.Contains(t, r.Reason, "with the fields in another order it was refused with 422 as another body")
+	assert.Contains(t, r.Reason, "with an unrelated query parameter it was answered 201")
+	assert.Contains(t, r.Reason, "lookup by merchant reference found 3 charges")
+	assert.Equal(t, 5, postsIn(r.Evidence), "the control create and all four shapes")
 }

@@ -137,7 +137,8 @@ func (p Provider) Validate() error {
 // under p.ReportDir (certification.md, .json, .junit.xml, run.json),
 // updates index.md, appends the page to GITHUB_STEP_SUMMARY when set, and
 // returns the result. t fails on a FAIL verdict (Errorf: the call
-// returns), on a URL that does not answer in the dialect (certify.ErrDialect:
+// returns), on a URL that does not answer in the dialect (certify.ErrDialect,
+// or certify.ErrKeyForm when it refuses the key in both forms with 400:
 // the page says so, every verdict INCONCLUSIVE; Errorf) and on a refused
 // configuration (Fatal, nothing sent); other INCONCLUSIVE verdicts and
 // KNOWN ones do not fail t.

@@ -14,6 +14,14 @@ import (
 // can gate CI on new deviations only.
 const Known Verdict = "KNOWN"
 
+// Acknowledged is the verdict of a certification requirement that was
+// INCONCLUSIVE and that the run's baseline lists by id: a permanent
+// limit of the check against this provider, acknowledged by its team. Its
+// reason still says why it was not judged. Like KNOWN it does not make
+// the run INCONCLUSIVE: a run whose only open items are acknowledged
+// is KNOWN overall (exit 0).
+const Acknowledged Verdict = "ACKNOWLEDGED"
+
 // Deviation is one distinct deviation a run's failure catalogue found:
 // an invariant and the category of its violation (the deterministic
 // sentence rapid shrinks by, particulars left out), with its own minimal

@@ -98,10 +98,18 @@ type Budget struct {
 // through which dialect and profile, the budgets used, and a verdict per
 // requirement.
 type Certification struct {
-	RunID    string    `json:"run_id"`
-	Provider string    `json:"provider"` // "embedded", "wiremock", or the base URL
-	Dialect  string    `json:"dialect"`  // "reference", "stripe"
-	Profile  string    `json:"profile"`  // the profile's path or name, "" for none
+	RunID    string `json:"run_id"`
+	Provider string `json:"provider"` // "embedded", "wiremock", or the base URL
+	Dialect  string `json:"dialect"`  // "reference", "stripe"
+	Profile  string `json:"profile"`  // the profile's path or name, "" for none
+	// KeyForm is the Idempotency-Key form the run sent its creates in
+	// ("quoted" or "bare"): learned by the preflight, or pinned by the
+	// profile's key_form; "" for a run not against a URL.
+	KeyForm string `json:"key_form,omitempty"`
+	// Seed is the property's rapid seed (-seed, -rapid.seed): the same
+	// seed draws the same sequences again; 0 (left out) when the run
+	// drew none or each property drew its own.
+	Seed     uint64    `json:"seed,omitempty"`
 	Started  time.Time `json:"started"`
 	Finished time.Time `json:"finished"`
 	Budgets  []Budget  `json:"budgets,omitempty"`
@@ -121,10 +129,9 @@ type Certification struct {
 	// KNOWN, no deviation's category or invariant; the page lists them on
 	// one line, so a stale entry is seen.
 	BaselineUnused []string `json:"baseline_unused,omitempty"`
-	// Seed is the property's rapid seed (0: not known), and Rerun the
-	// command that runs the whole certification again with it ("" outside
-	// the idemcheck command); the page shows both at its top.
-	Seed  uint64 `json:"-"`
+	// Rerun is the command that runs the whole certification again with
+	// Seed ("" outside the idemcheck command); the page shows both at its
+	// top.
 	Rerun string `json:"-"`
 	// runDir is the run folder as the caller named its report directory,
 	// set by WriteCertificationRun, so the page's commands find its files.

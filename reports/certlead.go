@@ -57,7 +57,7 @@ func CountVerdicts(vs []Verdict) string {
 		n[v]++
 	}
 	var out []string
-	for _, v := range []Verdict{Pass, Fail, Inconclusive, NotJudged, Known, NotOffered} {
+	for _, v := range []Verdict{Pass, Fail, Inconclusive, NotJudged, Known, Acknowledged, NotOffered} {
 		if n[v] > 0 || v == Pass || v == Fail || v == Inconclusive || v == NotJudged {
 			out = append(out, fmt.Sprintf("%d %s", n[v], v))
 		}

@@ -64,6 +64,9 @@ func TestCountVerdicts(t *testing.T) {
 	assert.Equal(t, "(0): 0 PASS, 0 FAIL, 0 INCONCLUSIVE, 0 NOT JUDGED", reports.CountVerdicts(nil))
 	assert.Equal(t, "(4): 1 PASS, 0 FAIL, 0 INCONCLUSIVE, 1 NOT JUDGED, 1 KNOWN, 1 NOT OFFERED",
 		reports.CountVerdicts([]reports.Verdict{reports.Known, reports.Pass, reports.NotOffered, reports.NotJudged}))
+	// An acknowledged limit is counted, not left out of the total's parts.
+	assert.Equal(t, "(2): 1 PASS, 0 FAIL, 0 INCONCLUSIVE, 0 NOT JUDGED, 1 ACKNOWLEDGED",
+		reports.CountVerdicts([]reports.Verdict{reports.Pass, reports.Acknowledged}))
 }
 
 // Without a failure, the lead lists the INCONCLUSIVE verdicts with their

@@ -36,8 +36,9 @@ func (c Certification) verdicts() (reqs, invs, devs []Verdict) {
 }
 
 // worst is FAIL if any of vs is, else INCONCLUSIVE if any is neither PASS,
-// NOT OFFERED, NOT JUDGED nor KNOWN, or if none is PASS or KNOWN (nothing
-// was judged), else KNOWN if any is, else PASS (a MAY not offered, or a
+// NOT OFFERED, NOT JUDGED, KNOWN nor ACKNOWLEDGED, or if none is PASS or
+// KNOWN (nothing was judged), else KNOWN if any is KNOWN or ACKNOWLEDGED,
+// else PASS (a MAY not offered, or a
 // requirement the setup rules out, never fails nor clouds a run).
 func worst(vs []Verdict) Verdict {
 	out, judged := Pass, false
@@ -47,6 +48,10 @@ func worst(vs []Verdict) Verdict {
 			return Fail
 		case v == Known:
 			judged = true
+			if out == Pass {
+				out = Known
+			}
+		case v == Acknowledged: // not judged, but an open item the baseline lists
 			if out == Pass {
 				out = Known
 			}

@@ -14,7 +14,7 @@ import (
 // (writeVerdict), then one entry per failure with its reason and the
 // command that reproduces it (writeFailures). The tables follow, each with its deciding
 // columns first and narrow enough for a 100-column terminal: the run
-// (provider without credentials, dialect, profile, run id, start,
+// (provider without credentials, dialect, profile, run id, key form, start,
 // duration), the budgets used, requirement × verdict with what each
 // checks and where its rule comes from listed below, the invariants with
 // the run's coverage, the deviations, and the evidence exchanges, one
@@ -41,6 +41,9 @@ func writeRunTable(b *strings.Builder, c Certification) {
 			v = code(kv[1], true)
 		}
 		fmt.Fprintf(b, "| %s | %s |\n", kv[0], v)
+	}
+	if c.KeyForm != "" {
+		fmt.Fprintf(b, "| key form | %s |\n", code(c.KeyForm, true))
 	}
 	if !c.Started.IsZero() {
 		fmt.Fprintf(b, "| started | %s |\n", c.Started.UTC().Format(time.RFC3339))

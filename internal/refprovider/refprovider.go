@@ -27,7 +27,8 @@ import (
 
 // Run parses args as the command name (its flags: -addr 127.0.0.1:0,
 // -mutant NAME[,NAME...], -retention 24h, -processing 0s,
-// -store memory|redis, -redis URL, -redis-prefix P, -lease 30s), serves
+// -store memory|redis, -redis URL, -redis-prefix P, -lease 30s,
+// -key-form quoted|bare|both), serves
 // until ctx ends or SIGINT or SIGTERM arrives (then it shuts the server
 // down within 5 s and returns nil), and writes what it serves and the line
 // "listening on http://ADDR" to out. Only loopback addresses are accepted.
@@ -60,6 +61,7 @@ func RunFlags(ctx context.Context, fs *flag.FlagSet, args []string, out io.Write
 	redisURL := fs.String("redis", redisstore.URL(), "Redis `URL` for -store redis (default from "+redisstore.EnvURL+")")
 	prefix := fs.String("redis-prefix", "idemcheck:refprovider:", "key `prefix` in Redis: the same prefix after a restart keeps the keys and charges")
 	lease := fs.Duration("lease", redisstore.DefaultLease, "in-flight lock lease with -store redis")
+	keyForm := fs.String("key-form", server.KeyFormBoth, "the Idempotency-Key forms accepted: `quoted` (a Structured Field String), bare (the bare token; the other form is answered 400) or both")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -95,8 +97,14 @@ func RunFlags(ctx context.Context, fs *flag.FlagSet, args []string, out io.Write
 	default:
 		err = fmt.Errorf("-store %q: memory or redis", *store)
 	}
+	if err == nil {
+		h, err = server.OnlyKeyForm(h, *keyForm)
+	}
 	if err != nil {
 		return err
+	}
+	if *keyForm != server.KeyFormBoth {
+		fmt.Fprintf(out, "accepting the Idempotency-Key only as the %s form\n", *keyForm)
 	}
 	if len(names) > 0 {
 		fmt.Fprintf(out, "serving the provider mutant %s, not the reference provider\n", strings.Join(names, " + "))

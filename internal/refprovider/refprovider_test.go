@@ -246,3 +246,31 @@ func TestHandlerServesSeveralMutants(t *testing.T) {
 		}
 	}
 }
+
+// --key-form bare serves a provider that refuses the quoted key with 400
+// and says so before listening; the bare token is charged.
+func TestKeyFormBareRefusesTheQuotedKey(t *testing.T) {
+	base, before := startRun(t, "--key-form", "bare")
+	if len(before) != 1 || before[0] != "accepting the Idempotency-Key only as the bare form" {
+		t.Fatalf("printed %q before listening, want the key form it accepts", before)
+	}
+	post := func(key string) int {
+		t.Helper()
+		body := `{"amount":100,"currency":"TRY","source":"tok_visa","description":"Bookstore order 8","merchant_reference":"bookstore-8-a"}`
+		req, _ := http.NewRequest(http.MethodPost, base+"/v1/charges", bytes.NewBufferString(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if s := post(`"01a1d96c-e23d-77bf-801e-9df969c1d998"`); s != http.StatusBadRequest {
+		t.Fatalf("the quoted key answered %d, want 400", s)
+	}
+	if s := post(`01a1d96c-e23d-77bf-801e-9df969c1d998`); s != http.StatusCreated {
+		t.Fatalf("the bare token answered %d, want 201", s)
+	}
+}

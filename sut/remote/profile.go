@@ -38,11 +38,26 @@ type Profile struct {
 	// Accounts is how many separate accounts the run may use (API keys);
 	// the cross-account requirement needs 2. Default 1.
 	Accounts int `json:"accounts,omitempty"`
+	// KeyForm pins the form the Idempotency-Key is sent in: KeyFormQuoted
+	// (a Structured Field String, docs/provider-api.md) or KeyFormBare (the
+	// bare token). "" (the default) lets the certification's preflight
+	// learn which form the provider accepts; the stripe dialect always
+	// sends the bare token.
+	KeyForm string `json:"key_form,omitempty"`
 	// Lookup is how charges are found by merchant reference:
 	// "merchant_reference" (reference dialect) or "metadata_search"
 	// (stripe dialect). Informational.
 	Lookup string `json:"lookup,omitempty"`
 }
+
+// The key forms a profile may pin (Profile.KeyForm) and a run may use
+// (Provider.SetKeyForm): draft-ietf-httpapi-idempotency-key-header §2.1
+// makes the key a Structured Field String; docs/provider-api.md says
+// providers SHOULD also accept the bare token.
+const (
+	KeyFormQuoted = "quoted"
+	KeyFormBare   = "bare"
+)
 
 // Statuses are a provider's status codes for the idempotency cases.
 type Statuses struct {

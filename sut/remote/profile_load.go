@@ -183,6 +183,11 @@ func (p Profile) check() error {
 	default:
 		return fmt.Errorf("environment %q is not sandbox, test or production", p.Environment)
 	}
+	switch p.KeyForm {
+	case "", KeyFormQuoted, KeyFormBare:
+	default:
+		return fmt.Errorf("key_form %q is not quoted or bare (left out: learned by the preflight)", p.KeyForm)
+	}
 	if p.ReplayHeader != "" && !isToken(p.ReplayHeader) {
 		return fmt.Errorf("replay_header %q is not a header field name (letters, digits and !#$%%&'*+-.^_`|~; no space, colon, CR or LF)", p.ReplayHeader)
 	}

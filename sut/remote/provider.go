@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/idemcheck/idemcheck/models"
@@ -30,6 +31,9 @@ type Provider struct {
 
 	mu   *sync.Mutex // guards *refs; shared with Account2
 	refs *[]string   // this run's merchant references
+	// form is the key form creates are sent in (SetKeyForm); shared with
+	// Account2.
+	form *atomic.Pointer[string]
 }
 
 // New validates cfg (Config.Validate: live keys and production profiles
@@ -48,8 +52,20 @@ func New(cfg Config) (*Provider, error) {
 	reports.RegisterSecret(cfg.APIKey.Reveal(), RedactedKey)
 	reports.RegisterSecret(cfg.SecondAPIKey.Reveal(), RedactedKey2)
 	m := NewMeter(cfg.Limits)
-	return &Provider{cfg: cfg, base: base, dialect: d, meter: m, next: newWire(cfg, m), key: cfg.APIKey, mu: new(sync.Mutex), refs: new([]string)}, nil
+	p := &Provider{cfg: cfg, base: base, dialect: d, meter: m, next: newWire(cfg, m), key: cfg.APIKey, mu: new(sync.Mutex), refs: new([]string), form: new(atomic.Pointer[string])}
+	p.SetKeyForm(cfg.Profile.KeyForm)
+	return p, nil
 }
+
+// SetKeyForm sets the form Transport sends every Idempotency-Key in:
+// KeyFormBare unquotes a Structured Field String key (models.ParseKey)
+// before it leaves; KeyFormQuoted or "" sends the key as the client
+// wrote it. New sets the profile's key_form; the certification sets the
+// form its preflight learned before the property runs.
+func (p *Provider) SetKeyForm(form string) { p.form.Store(&form) }
+
+// KeyForm is the form set by SetKeyForm ("" for as written).
+func (p *Provider) KeyForm() string { return *p.form.Load() }
 
 // newRunID is 12 random hex digits: unique enough that two runs never
 // share a merchant reference.
@@ -125,7 +141,24 @@ func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	ctx, cancel := t.p.meter.withDeadline(req.Context())
 	defer cancel() // the wire has read the whole answer
-	return t.p.dialect.Send(t.p.next, t.p.base, t.p.key, req.WithContext(ctx))
+	return t.p.dialect.Send(t.p.next, t.p.base, t.p.key, t.p.inKeyForm(req.WithContext(ctx)))
+}
+
+// inKeyForm is req with its Idempotency-Key in the form SetKeyForm set:
+// a quoted key made the bare token under KeyFormBare; req itself
+// otherwise.
+func (p *Provider) inKeyForm(req *http.Request) *http.Request {
+	v := req.Header.Values(models.IdempotencyKeyHeader)
+	if p.KeyForm() != KeyFormBare || len(v) != 1 {
+		return req
+	}
+	k, quoted, ok := models.ParseKey(v[0])
+	if !ok || !quoted {
+		return req
+	}
+	out := req.Clone(req.Context())
+	out.Header.Set(models.IdempotencyKeyHeader, k)
+	return out
 }
 
 // notSent is a request's error before it left (its client gave up while

@@ -84,24 +84,34 @@ func (b Baseline) Knows(v *check.ViolationError) bool {
 // FAIL to KNOWN.
 const knownPrefix = "known: listed in the baseline; "
 
+// acknowledgedPrefix starts the reason of a requirement the baseline
+// turned from INCONCLUSIVE to ACKNOWLEDGED.
+const acknowledgedPrefix = "acknowledged: listed in the baseline; "
+
 // requirement is r with the baseline applied: a FAIL whose id it lists is
-// KNOWN, its reason prefixed with knownPrefix and its evidence kept;
-// any other verdict stays as it is.
+// KNOWN, its reason prefixed with knownPrefix and its evidence kept; an
+// INCONCLUSIVE one it lists is ACKNOWLEDGED (a limit of the check the
+// team accepts), its reason prefixed with acknowledgedPrefix; any other
+// verdict stays as it is.
 func (b Baseline) requirement(r reports.RequirementResult) reports.RequirementResult {
-	if r.Verdict == reports.Fail && slices.Contains(b, r.ID) {
+	switch {
+	case !slices.Contains(b, r.ID):
+	case r.Verdict == reports.Fail:
 		r.Verdict, r.Reason = reports.Known, knownPrefix+r.Reason
+	case r.Verdict == reports.Inconclusive:
+		r.Verdict, r.Reason = reports.Acknowledged, acknowledgedPrefix+r.Reason
 	}
 	return r
 }
 
 // unused are the entries of b that matched nothing in c: no requirement
-// they turned KNOWN, no KNOWN deviation of their category or invariant.
+// they turned KNOWN or ACKNOWLEDGED, no KNOWN deviation of their category or invariant.
 func (b Baseline) unused(c reports.Certification) []string {
 	var out []string
 	for _, e := range b {
 		used := false
 		for _, r := range c.Requirements {
-			used = used || r.ID == e && r.Verdict == reports.Known
+			used = used || r.ID == e && (r.Verdict == reports.Known || r.Verdict == reports.Acknowledged)
 		}
 		for _, d := range c.Deviations {
 			used = used || d.Verdict == reports.Known && (d.Category == e || d.Invariant == e)

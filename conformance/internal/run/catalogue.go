@@ -381,9 +381,13 @@ func (r *runState) record(t *testing.T, rd round, rapidText string) {
 	if err != nil {
 		t.Logf("idemcheck: could not write the report: %v", err)
 	}
-	r.stats.deviation(reports.Deviation{Invariant: v.Invariant, Category: v.Category, Message: v.Message,
+	d := reports.Deviation{Invariant: v.Invariant, Category: v.Category, Message: v.Message,
 		Verdict: verdict, Steps: len(f.History.Steps), Minimal: minimal, Replay: f.Replay, FailFile: ff,
-		Report: relTo(r.cfg.ReportDir, p.Markdown), Curl: relTo(r.cfg.ReportDir, p.Curl)})
+		Report: relTo(r.cfg.ReportDir, p.Markdown), Curl: relTo(r.cfg.ReportDir, p.Curl)}
+	r.stats.deviation(d)
+	if w, ok := chargesWitness(rd.n, d, f.Charges); ok {
+		r.stats.witnessed(w)
+	}
 	line := fmt.Sprintf("idemcheck: deviation %d, %s: %s violated after %d shopper steps (%s)\n%s\n%s\ncategory: %s\nreport: %s\ncurl:   %s\nreplay: %s%s",
 		rd.n, verdict, v.Invariant, len(f.History.Steps), minimal, f.Explanation, v.Message, v.Category,
 		fromRoot(p.Markdown), fromRoot(p.Curl), f.Replay, replayWhere())

@@ -90,8 +90,9 @@ func Certify(t *testing.T, p Certification) (reports.Certification, reports.Cert
 	for i, r := range cert.Requirements {
 		cert.Requirements[i] = pcfg.Baseline.requirement(r) // a requirement id the baseline lists: KNOWN, not FAIL
 	}
-	if errors.Is(err, certify.ErrDialect) || errors.Is(err, certify.ErrUnreachable) {
-		// Not the provider, or not its dialect: the page says so, and the
+	cert.Seed = rapidSeed() // set by setRapidFlags from p.Seed, else -rapid.seed
+	if errors.Is(err, certify.ErrDialect) || errors.Is(err, certify.ErrUnreachable) || errors.Is(err, certify.ErrKeyForm) {
+		// Not the provider, not its dialect, or no key form it accepts: the page says so, and the
 		// property is not run against it.
 		paths, werr := reports.WriteCertificationRun(pcfg.ReportDir, cert)
 		if werr != nil {

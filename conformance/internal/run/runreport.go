@@ -120,8 +120,12 @@ func (r *runState) writeReport(t *testing.T) {
 	if err := reports.WriteRunStats(p.Dir, r.runStats(reports.Fail, f.Invariant+" violated")); err != nil {
 		t.Logf("idemcheck: could not write the run's statistics: %v", err) // for idemcheck merge
 	}
-	r.stats.deviation(reports.Deviation{Invariant: f.Invariant, Message: f.Message, Verdict: reports.Fail,
-		Steps: len(f.History.Steps), Replay: f.Replay, FailFile: ff, Report: relTo(r.cfg.ReportDir, p.Markdown), Curl: relTo(r.cfg.ReportDir, p.Curl)})
+	d := reports.Deviation{Invariant: f.Invariant, Message: f.Message, Verdict: reports.Fail,
+		Steps: len(f.History.Steps), Replay: f.Replay, FailFile: ff, Report: relTo(r.cfg.ReportDir, p.Markdown), Curl: relTo(r.cfg.ReportDir, p.Curl)}
+	r.stats.deviation(d)
+	if w, ok := chargesWitness(1, d, f.Charges); ok {
+		r.stats.witnessed(w)
+	}
 	repro := ""
 	if f.Reproducibility != nil {
 		repro = "\nreplayed: " + f.Reproducibility.String()

@@ -40,6 +40,9 @@ type Stats struct {
 	violated, violation string
 	// deviations are the failure catalogue's, in the order found.
 	deviations []reports.Deviation
+	// witnesses are what a deviation's counterexample shows of another
+	// invariant (witness.go); they judge it, and are no deviation.
+	witnesses []reports.Deviation
 	// folder is the run folder, "" until the run started.
 	folder string
 }
@@ -59,7 +62,7 @@ func (s *Stats) Results() []reports.InvariantResult {
 		r := reports.InvariantResult{Name: inv.Name, Verdict: reports.Pass, Evaluations: s.evals[inv.Name],
 			Subjects: s.subjects[inv.Name], Subject: subjectOf[inv.Name]}
 		known, failed := "", ""
-		for _, d := range s.deviations {
+		for _, d := range append(append([]reports.Deviation(nil), s.deviations...), s.witnesses...) {
 			switch {
 			case d.Invariant == inv.Name && d.Verdict == reports.Fail && failed == "":
 				failed = d.Message
