@@ -48,7 +48,7 @@ type htmlReport struct {
 type htmlPart struct {
 	Name string
 	Body template.HTML // rendered Markdown
-	Doc  string        // a whole HTML page (porcupine's), escaped into srcdoc
+	Doc  template.URL  // a whole HTML page (porcupine's) as a data: URL
 }
 
 // storyLink finds a failure story a page links: "failure.md",
@@ -59,7 +59,8 @@ var storyLink = regexp.MustCompile(`\]\(((?:\.\./[^/()\s]+/)?failure(?:-[0-9]+)?
 // writeReportHTML rebuilds report.html in dir/folder from what the folder
 // holds now, e its run: the page (e.Report), then every failure story the
 // page links or the folder holds (failure.md, failure-N.md), then
-// porcupine's visualisations (*.porcupine.html). It is self-contained:
+// porcupine's visualisations (*.porcupine.html), each in a sandboxed
+// frame. It is self-contained:
 // Mermaid is inline, and its Content-Security-Policy lets it load nothing.
 func writeReportHTML(dir, folder string, e RunEntry) error {
 	run := filepath.Join(dir, folder)
@@ -93,7 +94,11 @@ func writeReportHTML(dir, folder string, e RunEntry) error {
 		if err != nil {
 			return fmt.Errorf("reports: %w", err)
 		}
-		r.Visualisations = append(r.Visualisations, htmlPart{Name: filepath.Base(p), Doc: string(doc)})
+		// A data: URL, not srcdoc: a srcdoc frame takes on this page's
+		// Content-Security-Policy, under which porcupine measures its text
+		// boxes wrong; the frame is sandboxed (scripts, no same origin).
+		r.Visualisations = append(r.Visualisations, htmlPart{Name: filepath.Base(p),
+			Doc: template.URL("data:text/html;base64," + base64.StdEncoding.EncodeToString(doc))})
 	}
 	if strings.Contains(string(r.Page.Body), "language-mermaid") || len(r.Stories) > 0 {
 		r.Mermaid = mermaidB64 // else the megabyte is left out: nothing to draw

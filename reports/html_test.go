@@ -3,6 +3,9 @@ package reports_test
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/base64"
+	"fmt"
+	"html"
 	"io"
 	"os"
 	"path/filepath"
@@ -11,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anishathalye/porcupine"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -40,11 +44,41 @@ func htmlRuns(t *testing.T, dir string) (property, certification string) {
 	require.NoError(t, err)
 	c := certFixture()
 	c.Provider = "http://127.0.0.1:1"
-	c.Requirements[0].Linearizability = []byte(`<!DOCTYPE html><html><body><p id="viz">porcupine "history" & <b>more</b></p></body></html>`)
+	c.Requirements[0].Linearizability = porcupinePage(t)
 	c.Deviations = devs
 	cp, err := reports.WriteCertificationRun(dir, c)
 	require.NoError(t, err)
 	return fp.Dir, cp.Dir
+}
+
+// porcupinePage is porcupine's visualisation of an illegal history: a
+// register written 1 by one client and read as 2 by another after it.
+func porcupinePage(t *testing.T) []byte {
+	t.Helper()
+	model := porcupine.Model{
+		Init: func() any { return 0 },
+		Step: func(state, input, output any) (bool, any) {
+			if in := input.(int); in != 0 {
+				return true, in // a write
+			}
+			return output.(int) == state.(int), state // a read
+		},
+		DescribeOperation: func(input, output any) string {
+			if in := input.(int); in != 0 {
+				return fmt.Sprintf("write(%d)", in)
+			}
+			return fmt.Sprintf("read() → %d", output)
+		},
+	}
+	ops := []porcupine.Operation{
+		{ClientId: 0, Input: 1, Call: 0, Output: 0, Return: 10},
+		{ClientId: 1, Input: 0, Call: 20, Output: 2, Return: 30},
+	}
+	res, info := porcupine.CheckOperationsVerbose(model, ops, 10*time.Second)
+	require.Equal(t, porcupine.Illegal, res)
+	var page bytes.Buffer
+	require.NoError(t, porcupine.Visualize(model, info, &page))
+	return page.Bytes()
 }
 
 func readReport(t *testing.T, folder string) string {
@@ -74,7 +108,11 @@ func TestReportHTML(t *testing.T) {
 	vis := strings.Index(cert, `data-file="replay-returns-first-response.porcupine.html"`)
 	require.True(t, page >= 0 && s1 > page && s2 > s1 && vis > s2, "page, stories, visualisation in order: %d %d %d %d", page, s1, s2, vis)
 	assert.Contains(t, cert, `<h1 id="idemcheck-certification-fail">idemcheck certification: FAIL</h1>`)
-	assert.Contains(t, cert, `srcdoc="&lt;!DOCTYPE html&gt;&lt;html&gt;&lt;body&gt;&lt;p id=&#34;viz&#34;&gt;porcupine &#34;history&#34; &amp; &lt;b&gt;more&lt;/b&gt;`)
+	frame := regexp.MustCompile(`<iframe class="porcupine" sandbox="allow-scripts" title="replay-returns-first-response.porcupine.html" src="data:text/html;base64,([^"]+)"></iframe>`).FindStringSubmatch(cert)
+	require.NotNil(t, frame, "porcupine's page, framed")
+	doc, err := base64.StdEncoding.DecodeString(html.UnescapeString(frame[1]))
+	require.NoError(t, err)
+	assert.Equal(t, string(porcupinePage(t)), string(doc))
 	assert.Contains(t, cert, `sandbox="allow-scripts"`)
 	assert.Regexp(t, `<details class="evidence"><summary><h3 id="evidence-replay-returns-first-response">Evidence: replay-returns-first-response</h3>\n</summary>`, cert)
 	assert.Regexp(t, `<details class="evidence"><summary><h2 id="wire-exchanges">Wire exchanges</h2>\n</summary>`, cert, "a story's exchanges are folded")

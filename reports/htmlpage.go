@@ -7,7 +7,7 @@ import (
 
 // htmlPage is report.html, written with html/template (the standard
 // library's contextual escaping: every string from a run is escaped for
-// where it lands, a porcupine page into an iframe's srcdoc). The
+// where it lands). The
 // Content-Security-Policy lets the page load nothing from anywhere: no
 // network, no CDN; scripts and styles are inline. Mermaid turns each
 // ```mermaid block (goldmark's <pre><code class="language-mermaid">) into
@@ -18,7 +18,7 @@ var htmlPage = template.Must(template.New(ReportFile).Funcs(template.FuncMap{
 <html lang="en">
 <head>
 <meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; font-src data:; frame-src 'self'">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; font-src data:; frame-src data:">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>idemcheck {{.Verdict}} · {{.RunID}}</title>
 <style>
@@ -44,7 +44,7 @@ iframe.porcupine { width: 100%; height: 40rem; border: 1px solid #d0d7de; }
 {{range .Stories}}<section class="part story" data-file="{{.Name}}"><p class="file">Failure story <a href="{{.Name}}">{{.Name}}</a></p>{{.Body}}</section>
 {{end}}{{range .Visualisations}}<section class="part visualisation" data-file="{{.Name}}">
 <h2>porcupine's visualisation: <a href="{{.Name}}">{{.Name}}</a></h2>
-<iframe class="porcupine" sandbox="allow-scripts" title="{{.Name}}" srcdoc="{{.Doc}}"></iframe></section>
+<iframe class="porcupine" sandbox="allow-scripts" title="{{.Name}}" src="{{.Doc}}"></iframe></section>
 {{end}}<details class="licences"><summary>Licences</summary><p>Diagrams are drawn by Mermaid (@mermaid-js/tiny 12.0.0), inlined below; its bundled libraries' notices are in its source.</p><pre>{{.Licence}}</pre></details>
 <script>
 "use strict";
