@@ -56,6 +56,9 @@ type htmlPart struct {
 // as a certification links its property run's).
 var storyLink = regexp.MustCompile(`\]\(((?:\.\./[^/()\s]+/)?failure(?:-[0-9]+)?\.md)\)`)
 
+// storyName is the name of a failure story in its own run folder.
+var storyName = regexp.MustCompile(`^failure(?:-[0-9]+)?\.md$`)
+
 // writeReportHTML rebuilds report.html in dir/folder from what the folder
 // holds now, e its run: the page (e.Report), then every failure story the
 // page links or the folder holds (failure.md, failure-N.md), then
@@ -100,8 +103,10 @@ func writeReportHTML(dir, folder string, e RunEntry) error {
 		r.Visualisations = append(r.Visualisations, htmlPart{Name: filepath.Base(p),
 			Doc: template.URL("data:text/html;base64," + base64.StdEncoding.EncodeToString(doc))})
 	}
-	if strings.Contains(string(r.Page.Body), "language-mermaid") || len(r.Stories) > 0 {
-		r.Mermaid = mermaidB64 // else the megabyte is left out: nothing to draw
+	for _, p := range append([]htmlPart{r.Page}, r.Stories...) {
+		if strings.Contains(string(p.Body), `<code class="language-mermaid">`) {
+			r.Mermaid = mermaidB64 // else the megabyte is left out: nothing to draw
+		}
 	}
 	var b strings.Builder
 	if err := htmlPage.Execute(&b, r); err != nil {
@@ -133,7 +138,7 @@ func storyFiles(run, report string, page []byte) []string {
 	own, _ := filepath.Glob(filepath.Join(run, "failure*.md"))
 	sort.Slice(own, func(i, j int) bool { return len(own[i]) < len(own[j]) || len(own[i]) == len(own[j]) && own[i] < own[j] })
 	for _, p := range own {
-		if storyLink.MatchString("](" + filepath.Base(p) + ")") {
+		if storyName.MatchString(filepath.Base(p)) {
 			add(filepath.Base(p))
 		}
 	}

@@ -108,8 +108,9 @@ func TestReportHTML(t *testing.T) {
 	vis := strings.Index(cert, `data-file="replay-returns-first-response.porcupine.html"`)
 	require.True(t, page >= 0 && s1 > page && s2 > s1 && vis > s2, "page, stories, visualisation in order: %d %d %d %d", page, s1, s2, vis)
 	assert.Contains(t, cert, `<h1 id="idemcheck-certification-fail">idemcheck certification: FAIL</h1>`)
-	frame := regexp.MustCompile(`<iframe class="porcupine" sandbox="allow-scripts" title="replay-returns-first-response.porcupine.html" src="data:text/html;base64,([^"]+)"></iframe>`).FindStringSubmatch(cert)
-	require.NotNil(t, frame, "porcupine's page, framed")
+	frame := regexp.MustCompile(`<details class="evidence visualisation"><summary><h2>porcupine's visualisation: replay-returns-first-response.porcupine.html</h2></summary>\n` +
+		`.*\n<iframe class="porcupine" sandbox="allow-scripts" loading="lazy" [^>]*src="data:text/html;base64,([^"]+)"></iframe></details>`).FindStringSubmatch(cert)
+	require.NotNil(t, frame, "porcupine's page, folded, in a sandboxed frame")
 	doc, err := base64.StdEncoding.DecodeString(html.UnescapeString(frame[1]))
 	require.NoError(t, err)
 	assert.Equal(t, string(porcupinePage(t)), string(doc))

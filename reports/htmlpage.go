@@ -43,8 +43,9 @@ iframe.porcupine { width: 100%; height: 40rem; border: 1px solid #d0d7de; }
 {{with .Page}}<section class="part page" data-file="{{.Name}}">{{.Body}}</section>{{end}}
 {{range .Stories}}<section class="part story" data-file="{{.Name}}"><p class="file">Failure story <a href="{{.Name}}">{{.Name}}</a></p>{{.Body}}</section>
 {{end}}{{range .Visualisations}}<section class="part visualisation" data-file="{{.Name}}">
-<h2>porcupine's visualisation: <a href="{{.Name}}">{{.Name}}</a></h2>
-<iframe class="porcupine" sandbox="allow-scripts" title="{{.Name}}" src="{{.Doc}}"></iframe></section>
+<details class="evidence visualisation"><summary><h2>porcupine's visualisation: {{.Name}}</h2></summary>
+<p><a href="{{.Name}}">{{.Name}}</a> (the same page on its own)</p>
+<iframe class="porcupine" sandbox="allow-scripts" loading="lazy" onload="this.dataset.loaded = 'yes'" title="{{.Name}}" src="{{.Doc}}"></iframe></details></section>
 {{end}}<details class="licences"><summary>Licences</summary><p>Diagrams are drawn by Mermaid (@mermaid-js/tiny 12.0.0), inlined below; its bundled libraries' notices are in its source.</p><pre>{{.Licence}}</pre></details>
 <script>
 "use strict";
