@@ -10,6 +10,11 @@ SHELL := /bin/bash
 # package.json / package-lock.json; npm's cache in .cache/npm), and
 # stripe-mock in .cache/ (installed by its own test, certify/).
 JAR := node_modules/wiremock/build/wiremock-standalone-3.13.2.jar
+# Mermaid's browser build (npm package @mermaid-js/tiny, pinned beside
+# WireMock): reports/assets/ keeps a gzipped copy that report.html inlines
+# (go:embed, so the binary needs no node); `make mermaid` refreshes it and
+# reports' TestVendoredMermaidMatchesNPM holds it to this file.
+MERMAID := node_modules/@mermaid-js/tiny/dist/mermaid.tiny.js
 # actionlint (a Go module, from the module proxy) checks .github/workflows/*.yml
 # and, through ci.yml's job that uses ./, the action's own action.yml.
 ACTIONLINT := github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
@@ -19,7 +24,7 @@ TEST_REPORTS := $(CURDIR)/.cache/test-reports
 # The formatter of go test -json (internal/testprogress), built there.
 PROGRESS := $(CURDIR)/.cache/bin/testprogress
 
-.PHONY: conformance certify test vet deps mutants-doc example-module bench bench-profile
+.PHONY: conformance certify test vet deps mutants-doc example-module bench bench-profile mermaid
 
 # The main job: the reference client against the embedded provider under
 # random fault schedules, with the per-invariant summary. Needs only Go
@@ -46,7 +51,7 @@ conformance:
 # slow test and failure, and every 30 s what is still running. The reports
 # go to TEST_REPORTS; the last line checks that no test wrote into an
 # idemcheck-reports/ folder of the clone.
-test: vet $(JAR)
+test: vet $(JAR) $(MERMAID)
 	rm -rf $(TEST_REPORTS) && mkdir -p $(TEST_REPORTS) && touch $(TEST_REPORTS)/.started
 	$(GO) build -o $(PROGRESS) ./internal/testprogress
 	@log=$$(mktemp); export IDEMCHECK_REPORT_DIR=$(TEST_REPORTS); \
@@ -74,10 +79,16 @@ vet:
 	$(GO) vet ./...
 	$(GO) run $(ACTIONLINT)
 
-# The WireMock jar, installed once (the WireMock tests also run this npm ci
-# themselves when it is missing: sut/wiremock.FindJar).
-$(JAR):
+# The WireMock jar and Mermaid, installed once (the WireMock tests also run
+# this npm ci themselves when the jar is missing: sut/wiremock.FindJar).
+$(JAR) $(MERMAID) &:
 	$(NPM) ci --no-audit --no-fund --cache $(CURDIR)/.cache/npm
+
+# Refresh reports/assets/ from node_modules/ after changing the pinned
+# @mermaid-js/tiny in package.json (then npm install, to update the lock).
+mermaid: $(MERMAID)
+	gzip -9n -c $(MERMAID) >reports/assets/mermaid.tiny.js.gz
+	cp node_modules/@mermaid-js/tiny/LICENSE reports/assets/mermaid.LICENSE
 
 # Everything the tests download, ahead of time (for an offline run later):
 # Go modules, the WireMock jar, stripe-mock.

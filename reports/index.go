@@ -51,8 +51,9 @@ func RunFolder(started time.Time, runID string) string {
 }
 
 // writeRun writes files (name → content) and e as run.json into
-// dir/folder, creating it, then rebuilds dir/index.md. Names ending in .sh
-// are made executable.
+// dir/folder, creating it, rebuilds the folder's report.html from what it
+// now holds (writeReportHTML), then rebuilds dir/index.md. Names ending
+// in .sh are made executable.
 func writeRun(dir, folder string, e RunEntry, files map[string][]byte) error {
 	if folder == "" || filepath.Base(folder) != folder || folder == "." || folder == ".." {
 		return fmt.Errorf("reports: invalid run folder %q", folder)
@@ -84,6 +85,9 @@ func writeRun(dir, folder string, e RunEntry, files map[string][]byte) error {
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("reports: %w", err)
+	}
+	if err := writeReportHTML(dir, folder, e); err != nil {
+		return err
 	}
 	return UpdateIndex(dir)
 }

@@ -12,6 +12,7 @@
 //   - junit.go       — JUnit XML types and FailureJUnit; junitcheck.go validates the shape.
 //   - certification.go, certmd.go — the certification verdicts and their Markdown, JSON and JUnit.
 //   - index.go       — run folders, run.json, index.md; Write*Run write every artefact of a run.
+//   - html.go, htmlmd.go, htmlpage.go — report.html: a run folder's pages in one self-contained HTML file.
 //   - ci.go          — GITHUB_STEP_SUMMARY and Progress lines for long runs.
 //   - escape.go      — escaping free text for Markdown and Mermaid.
 //
