@@ -30,6 +30,11 @@ import (
 //     validation errors are 400 invalid_request_error before the key store
 //     (nothing stored: "Results are only saved if an API endpoint started
 //     executing", https://docs.stripe.com/api/idempotent_requests).
+//   - POST /v1/payment_intents with confirm=true (stripewire.IntentRequest)
+//     is a charge under the charges' keys, answered as the PaymentIntent
+//     that made it ("pi_<n>" of "ch_<n>", latest_charge naming it); a
+//     decline is the 402 card_error with the intent left
+//     requires_payment_method; an unconfirmed intent is 400.
 //   - The Idempotency-Key is opaque, at most 255 characters, sent bare
 //     (a longer one, one outside printable ASCII, or two headers are 400);
 //     a request without one is processed under a fresh key of its own
@@ -40,6 +45,7 @@ import (
 //     Keys are kept for the provider's retention window (24 h by default).
 //   - GET /v1/charges/{id}, GET /v1/charges?limit=N (newest first),
 //     GET /v1/charges/search?query=metadata['merchant_reference']:'REF',
+//     the same three under /v1/payment_intents,
 //     GET /v1/refunds/{id} and GET /v1/refunds?limit=N (stripe_read.go).
 //
 // Errors are Stripe's JSON ({"error":{"type","code","message"}},
@@ -50,6 +56,25 @@ func (p *Provider) Stripe() http.Handler { return stripeAPI{p} }
 
 type stripeAPI struct{ p *Provider }
 
+// intentsPath is Stripe's PaymentIntents resource: a confirmed intent is
+// a charge of the reference provider's, under the charges' keys.
+const intentsPath = "/v1/payment_intents"
+
+// The kinds of object a create answers with.
+const (
+	kindCharge = "charge"
+	kindIntent = "payment_intent"
+	kindRefund = "refund"
+)
+
+// pathOf is the reference provider's resource of a create of kind.
+func pathOf(kind string) string {
+	if kind == kindRefund {
+		return models.RefundsPath
+	}
+	return chargesPath
+}
+
 // maxFormBytes caps a form body, as maxBodyBytes caps a JSON one.
 const maxFormBytes = maxBodyBytes
 
@@ -57,9 +82,11 @@ func (s stripeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimSuffix(r.URL.Path, "/")
 	switch {
 	case r.Method == http.MethodPost && path == chargesPath:
-		s.post(w, r, chargesPath, func(f url.Values) (any, error) { return stripewire.ChargeRequest(f) })
+		s.post(w, r, kindCharge, func(f url.Values) (any, error) { return stripewire.ChargeRequest(f) })
+	case r.Method == http.MethodPost && path == intentsPath:
+		s.post(w, r, kindIntent, func(f url.Values) (any, error) { return stripewire.IntentRequest(f) })
 	case r.Method == http.MethodPost && path == models.RefundsPath:
-		s.post(w, r, models.RefundsPath, func(f url.Values) (any, error) { return stripewire.RefundRequest(f) })
+		s.post(w, r, kindRefund, func(f url.Values) (any, error) { return stripewire.RefundRequest(f) })
 	case r.Method == http.MethodGet:
 		s.get(w, r, path)
 	default:
@@ -67,10 +94,9 @@ func (s stripeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// post serves a create at path (the reference provider's resource): the
-// form read by parse, the key checked, the reference provider's answer
-// translated back.
-func (s stripeAPI) post(w http.ResponseWriter, r *http.Request, path string, parse func(url.Values) (any, error)) {
+// post serves a create of kind (its object): the form read by parse, the
+// key checked, the reference provider's answer translated back.
+func (s stripeAPI) post(w http.ResponseWriter, r *http.Request, kind string, parse func(url.Values) (any, error)) {
 	key, ok := stripeKey(w, r)
 	if !ok {
 		return
@@ -86,7 +112,7 @@ func (s stripeAPI) post(w http.ResponseWriter, r *http.Request, path string, par
 		writeStripe(w, http.StatusBadRequest, stripewire.TypeInvalidRequest, pe.Code, pe.Message)
 		return
 	}
-	in, err := http.NewRequestWithContext(r.Context(), http.MethodPost, path, bytes.NewReader(mustJSON(body)))
+	in, err := http.NewRequestWithContext(r.Context(), http.MethodPost, pathOf(kind), bytes.NewReader(mustJSON(body)))
 	if err != nil {
 		writeStripe(w, http.StatusBadRequest, stripewire.TypeInvalidRequest, "", err.Error())
 		return
@@ -98,7 +124,7 @@ func (s stripeAPI) post(w http.ResponseWriter, r *http.Request, path string, par
 	}
 	rec := httptest.NewRecorder()
 	s.p.ServeHTTP(rec, in)
-	translate(w, rec, path)
+	translate(w, rec, kind)
 }
 
 // stripeKey is r's Idempotency-Key, opaque and bare: the whole value is
@@ -147,9 +173,9 @@ func readForm(w http.ResponseWriter, r *http.Request) (url.Values, error) {
 	return f, nil
 }
 
-// translate writes the reference provider's answer rec to a create at
-// path in Stripe's form; Retry-After and Idempotent-Replayed are kept.
-func translate(w http.ResponseWriter, rec *httptest.ResponseRecorder, path string) {
+// translate writes the reference provider's answer rec to a create of
+// kind in Stripe's form; Retry-After and Idempotent-Replayed are kept.
+func translate(w http.ResponseWriter, rec *httptest.ResponseRecorder, kind string) {
 	for _, h := range []string{"Retry-After", models.ReplayedHeader} {
 		if v := rec.Header().Values(h); len(v) > 0 {
 			w.Header()[h] = v
@@ -158,21 +184,24 @@ func translate(w http.ResponseWriter, rec *httptest.ResponseRecorder, path strin
 	raw := rec.Body.Bytes()
 	switch rec.Code {
 	case http.StatusCreated:
+		var c models.Charge
+		var re models.Refund
 		var v any
-		if path == chargesPath {
-			var c models.Charge
-			if json.Unmarshal(raw, &c) != nil {
-				passThrough(w, rec)
-				return
-			}
-			v = stripewire.ChargeOf(c)
-		} else {
-			var re models.Refund
-			if json.Unmarshal(raw, &re) != nil {
-				passThrough(w, rec)
-				return
-			}
+		var err error
+		switch kind {
+		case kindRefund:
+			err = json.Unmarshal(raw, &re)
 			v = stripewire.RefundOf(re)
+		case kindIntent:
+			err = json.Unmarshal(raw, &c)
+			v = stripewire.IntentOf(c)
+		default:
+			err = json.Unmarshal(raw, &c)
+			v = stripewire.ChargeOf(c)
+		}
+		if err != nil {
+			passThrough(w, rec)
+			return
 		}
 		writeJSON(w, http.StatusOK, v)
 	case http.StatusPaymentRequired:
@@ -181,10 +210,14 @@ func translate(w http.ResponseWriter, rec *httptest.ResponseRecorder, path strin
 		var se stripewire.Error
 		se.Error.Type, se.Error.Code, se.Error.DeclineCode, se.Error.Charge = e.Error.Type, e.Error.Code, e.Error.DeclineCode, e.Error.DeclineID
 		status := http.StatusPaymentRequired
-		if path == models.RefundsPath { // amount_too_large: Stripe's 400
+		switch kind {
+		case kindRefund: // amount_too_large: Stripe's 400
 			status = http.StatusBadRequest
 			se.Error.Message = "Refund amount is greater than what is left of the charge."
-		} else {
+		case kindIntent: // the intent is left waiting for another payment method
+			se.Error.Message = "Your card was declined."
+			se.Error.PaymentIntent = &stripewire.PaymentIntent{ID: "pi_" + e.Error.DeclineID, Object: kindIntent, Status: "requires_payment_method", LatestCharge: e.Error.DeclineID}
+		default:
 			se.Error.Message = "Your card was declined."
 		}
 		writeJSON(w, status, se)

@@ -22,21 +22,32 @@ const (
 
 // get serves the Stripe dialect's reads, each over the asking account's
 // entries only (AccountScope): retrieve by id, list (newest first,
-// limit), and search of charges by metadata (oldest first, as the
-// reference provider's lookup lists them).
+// limit), and search of charges and PaymentIntents by metadata (oldest
+// first, as the reference provider's lookup lists them). A PaymentIntent
+// is read as the charge it made (stripewire.IntentOf).
 func (s stripeAPI) get(w http.ResponseWriter, r *http.Request, path string) {
+	chargeID := func(c models.Charge) string { return c.ID }
+	intentID := func(c models.Charge) string { return stripewire.IntentID(c.ID) }
 	switch {
 	case path == chargesPath+"/search":
-		s.search(w, r)
+		search(s.p, w, r, path, stripewire.ChargeOf)
+	case path == intentsPath+"/search":
+		search(s.p, w, r, path, stripewire.IntentOf)
 	case path == chargesPath:
 		cs, err := s.p.accountCharges(AccountScope(r))
 		listed(w, r, path, cs, err, stripewire.ChargeOf)
+	case path == intentsPath:
+		cs, err := s.p.accountCharges(AccountScope(r))
+		listed(w, r, path, cs, err, stripewire.IntentOf)
 	case path == models.RefundsPath:
 		rs, err := s.p.accountRefunds(AccountScope(r))
 		listed(w, r, path, rs, err, stripewire.RefundOf)
 	case strings.HasPrefix(path, chargesPath+"/"):
 		cs, err := s.p.accountCharges(AccountScope(r))
-		retrieved(w, strings.TrimPrefix(path, chargesPath+"/"), cs, err, func(c models.Charge) string { return c.ID }, stripewire.ChargeOf)
+		retrieved(w, strings.TrimPrefix(path, chargesPath+"/"), cs, err, chargeID, stripewire.ChargeOf)
+	case strings.HasPrefix(path, intentsPath+"/"):
+		cs, err := s.p.accountCharges(AccountScope(r))
+		retrieved(w, strings.TrimPrefix(path, intentsPath+"/"), cs, err, intentID, stripewire.IntentOf)
 	case strings.HasPrefix(path, models.RefundsPath+"/"):
 		rs, err := s.p.accountRefunds(AccountScope(r))
 		retrieved(w, strings.TrimPrefix(path, models.RefundsPath+"/"), rs, err, func(re models.Refund) string { return re.ID }, stripewire.RefundOf)
@@ -45,10 +56,12 @@ func (s stripeAPI) get(w http.ResponseWriter, r *http.Request, path string) {
 	}
 }
 
-// search serves GET /v1/charges/search?query=metadata['merchant_reference']:'REF'
-// through the reference provider's lookup (GET /v1/charges?merchant_reference=REF),
-// so that a planted bug in the lookup shows here too. Any other query is 400.
-func (s stripeAPI) search(w http.ResponseWriter, r *http.Request) {
+// search serves GET /v1/charges/search (and /v1/payment_intents/search)
+// ?query=metadata['merchant_reference']:'REF' through the reference
+// provider's lookup (GET /v1/charges?merchant_reference=REF), so that a
+// planted bug in the lookup shows here too; of renders each charge. Any
+// other query is 400.
+func search[T any](p *Provider, w http.ResponseWriter, r *http.Request, path string, of func(models.Charge) T) {
 	limit, ok := stripeLimit(w, r.URL.Query(), "query")
 	if !ok {
 		return
@@ -68,19 +81,19 @@ func (s stripeAPI) search(w http.ResponseWriter, r *http.Request) {
 		in.Header["Authorization"] = a
 	}
 	rec := httptest.NewRecorder()
-	s.p.ServeHTTP(rec, in)
+	p.ServeHTTP(rec, in)
 	var list models.ChargeList
 	if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &list) != nil {
-		translate(w, rec, chargesPath+"/search")
+		translate(w, rec, kindCharge)
 		return
 	}
-	out := stripewire.List[stripewire.Charge]{Object: "search_result", URL: chargesPath + "/search", Data: []stripewire.Charge{}}
+	out := stripewire.List[T]{Object: "search_result", URL: path, Data: []T{}}
 	for i, c := range list.Data {
 		if i == limit {
 			out.HasMore = true
 			break
 		}
-		out.Data = append(out.Data, stripewire.ChargeOf(c))
+		out.Data = append(out.Data, of(c))
 	}
 	writeJSON(w, http.StatusOK, out)
 }

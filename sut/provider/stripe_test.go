@@ -234,3 +234,40 @@ func TestStripe_RetentionWindow(t *testing.T) {
 	late := stripeObj[stripewire.Charge](t, stripePost(h, "/v1/charges", "k", stripeCharge("1000", "tok_visa", "r")))
 	assert.Equal(t, "ch_000002", late.ID)
 }
+
+// A PaymentIntent created with confirm=true is the charge it makes,
+// answered as the intent (pi_<n>, latest_charge ch_<n>), replayed under
+// its key, retrieved and found by metadata search as an intent; a decline
+// is 402 with the intent requires_payment_method; an unconfirmed intent
+// is 400 and charges nothing.
+func TestStripe_PaymentIntents(t *testing.T) {
+	p := provider.New(provider.Config{})
+	h := p.Stripe()
+	intent := func(pm, confirm string) url.Values {
+		return url.Values{"amount": {"2000"}, "currency": {"eur"}, "payment_method": {pm}, "confirm": {confirm},
+			"automatic_payment_methods[enabled]": {"true"}, "automatic_payment_methods[allow_redirects]": {"never"},
+			"metadata[merchant_reference]": {"shop-5-a"}}
+	}
+	first := stripePost(h, "/v1/payment_intents", "pi-k", intent("pm_card_visa", "true"))
+	pi := stripeObj[stripewire.PaymentIntent](t, first)
+	assert.Equal(t, stripewire.PaymentIntent{ID: "pi_000001", Object: "payment_intent", Amount: 2000, Currency: "eur", Status: "succeeded",
+		LatestCharge: "ch_000001", Metadata: map[string]string{"merchant_reference": "shop-5-a"}}, pi)
+	again := stripePost(h, "/v1/payment_intents", "pi-k", intent("pm_card_visa", "true"))
+	assert.Equal(t, first.Body.String(), again.Body.String())
+	assert.Equal(t, "true", again.Header().Get(models.ReplayedHeader))
+
+	e := stripeErr(t, stripePost(h, "/v1/payment_intents", "pi-d", intent("pm_card_chargeDeclined", "true")), http.StatusPaymentRequired)
+	require.NotNil(t, e.Error.PaymentIntent)
+	assert.Equal(t, "requires_payment_method", e.Error.PaymentIntent.Status)
+	e = stripeErr(t, stripePost(h, "/v1/payment_intents", "pi-u", intent("pm_card_visa", "false")), http.StatusBadRequest)
+	assert.Equal(t, "parameter_invalid", e.Error.Code)
+	assert.Len(t, p.Charges(), 1)
+
+	got := stripeObj[stripewire.PaymentIntent](t, stripeDo(h, http.MethodGet, "/v1/payment_intents/pi_000001", "", stripeAuth, nil))
+	assert.Equal(t, "ch_000001", got.LatestCharge)
+	q, err := stripewire.SearchQuery("shop-5-a")
+	require.NoError(t, err)
+	found := stripeObj[stripewire.List[stripewire.PaymentIntent]](t, stripeDo(h, http.MethodGet, "/v1/payment_intents/search?"+url.Values{"query": {q}}.Encode(), "", stripeAuth, nil))
+	require.Len(t, found.Data, 1)
+	assert.Equal(t, "pi_000001", found.Data[0].ID)
+}

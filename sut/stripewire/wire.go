@@ -72,8 +72,36 @@ type Error struct {
 		DeclineCode string `json:"decline_code,omitempty"`
 		Charge      string `json:"charge,omitempty"`
 		Message     string `json:"message,omitempty"`
+		// PaymentIntent is the intent a declined confirmation left
+		// waiting (status requires_payment_method).
+		PaymentIntent *PaymentIntent `json:"payment_intent,omitempty"`
 	} `json:"error"`
 }
+
+// PaymentIntent is a Stripe PaymentIntent object (the fields idemcheck
+// reads): a confirmed one that succeeded names its charge in
+// LatestCharge.
+type PaymentIntent struct {
+	ID           string            `json:"id"`
+	Object       string            `json:"object,omitempty"`
+	Amount       int64             `json:"amount"`
+	Currency     string            `json:"currency"`
+	Status       string            `json:"status"`
+	LatestCharge string            `json:"latest_charge,omitempty"`
+	Metadata     map[string]string `json:"metadata"`
+}
+
+// IntentOf is a succeeded charge as the confirmed PaymentIntent that made
+// it: "pi_<n>" of charge "ch_<n>".
+func IntentOf(c models.Charge) PaymentIntent {
+	ch := ChargeOf(c)
+	return PaymentIntent{ID: IntentID(c.ID), Object: "payment_intent", Amount: ch.Amount, Currency: ch.Currency, Status: c.Status,
+		LatestCharge: c.ID, Metadata: ch.Metadata}
+}
+
+// IntentID is the PaymentIntent id of charge id ("ch_000001" →
+// "pi_000001").
+func IntentID(chargeID string) string { return "pi_" + strings.TrimPrefix(chargeID, "ch_") }
 
 // The error types of https://docs.stripe.com/api/errors.
 const (
@@ -165,6 +193,24 @@ func ChargeRequest(form url.Values, allowed ...string) (models.ChargeRequest, er
 		return cr, missing(ReferenceParam)
 	}
 	return cr, nil
+}
+
+// IntentRequest reads a POST /v1/payment_intents form that confirms the
+// intent at once (confirm=true; payment_method one of Card's; the
+// automatic_payment_methods, payment_method_types and return_url a
+// client may send are accepted and change nothing, so they are not part
+// of the request's fingerprint either): the charge it asks for. An intent
+// left unconfirmed is a *ParamError: the reference provider keeps
+// charges, not intents waiting for a confirmation.
+func IntentRequest(form url.Values) (models.ChargeRequest, error) {
+	if form.Get("confirm") != "true" {
+		return models.ChargeRequest{}, &ParamError{"parameter_invalid", "confirm", "This provider creates confirmed PaymentIntents only: confirm must be true."}
+	}
+	if form.Has("source") {
+		return models.ChargeRequest{}, &ParamError{"parameter_unknown", "source", "Received unknown parameter: source"}
+	}
+	return ChargeRequest(form, "payment_method", "confirm", "payment_method_types[0]", "return_url",
+		"automatic_payment_methods[enabled]", "automatic_payment_methods[allow_redirects]")
 }
 
 // RefundRequest reads a POST /v1/refunds form: charge, amount and
