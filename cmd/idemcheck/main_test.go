@@ -243,6 +243,17 @@ func TestCertifyStripeDialectMutantFails(t *testing.T) {
 	}
 }
 
+// TestHelpServeNamesTheStripeDialect: idemcheck help serve documents
+// -dialect stripe with the Stripe documentation its rules follow.
+func TestHelpServeNamesTheStripeDialect(t *testing.T) {
+	code, stdout, stderr := idemcheck(t, nil, "help", "serve")
+	for _, want := range []string{"-dialect", "https://docs.stripe.com/api/idempotent_requests", "https://docs.stripe.com/api/errors", "profiles/reference-stripe.json"} {
+		if code != 0 || !strings.Contains(stdout, want) {
+			t.Errorf("idemcheck help serve: exit %d, lacks %q:\n%s%s", code, want, stdout, stderr)
+		}
+	}
+}
+
 // TestCertifyRefusesLiveKey: a live-looking key, in IDEMCHECK_API_KEY or
 // the variable --api-key-env names, in any case, exits 2 having sent
 // nothing to the provider.

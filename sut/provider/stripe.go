@@ -28,8 +28,8 @@ import (
 //     402 card_error card_declined with the failed charge's id in
 //     error.charge; a refund beyond the charge is 400 amount_too_large;
 //     validation errors are 400 invalid_request_error before the key store
-//     (nothing stored: "Results are only saved if an API endpoint started
-//     executing", https://docs.stripe.com/api/idempotent_requests).
+//     (nothing stored: a request that failed validation saves no result,
+//     https://docs.stripe.com/api/idempotent_requests).
 //   - POST /v1/payment_intents with confirm=true (stripewire.IntentRequest)
 //     is a charge under the charges' keys, answered as the PaymentIntent
 //     that made it ("pi_<n>" of "ch_<n>", latest_charge naming it); a

@@ -28,9 +28,8 @@ const ReferenceField = "merchant_reference"
 // ReferenceParam is ReferenceField as a form parameter.
 const ReferenceParam = "metadata[" + ReferenceField + "]"
 
-// MaxKeyLength is the longest idempotency key Stripe accepts, in bytes:
-// "Keys can be up to 255 characters long"
-// (https://docs.stripe.com/api/idempotent_requests).
+// MaxKeyLength is the longest idempotency key Stripe accepts: 255
+// characters (https://docs.stripe.com/api/idempotent_requests).
 const MaxKeyLength = 255
 
 // Charge is a Stripe charge object (the fields idemcheck reads).
