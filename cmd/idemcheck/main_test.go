@@ -192,6 +192,68 @@ func TestCertifyMutantFails(t *testing.T) {
 	}
 }
 
+var stripeProfile = filepath.Join("..", "..", "profiles", "reference-stripe.json")
+
+// stripeRuledOut are the requirements certify --dialect stripe does not
+// judge against idemcheck serve --dialect stripe, beyond the reference
+// dialect's two (retention window, second account): Stripe requires no
+// key (the profile says key_required: false), and the harness's stripe
+// dialect sends bare keys only, rebuilds each request's shape and turns
+// Stripe's error objects into problem details itself.
+var stripeRuledOut = map[string]bool{
+	"retention-window-honoured": true, "key-not-replayed-across-accounts": true,
+	"missing-key-refused": true, "quoted-key-equals-bare-key": true,
+	"equivalent-request-shapes-agree": true, "errors-are-problem-details": true,
+}
+
+// TestCertifyStripeDialect: both directions of the stripe dialect agree:
+// idemcheck certify --dialect stripe against idemcheck serve --dialect
+// stripe passes (exit 0), every requirement PASS but the ones the dialect
+// rules out, each NOT JUDGED with its reason.
+func TestCertifyStripeDialect(t *testing.T) {
+	url := serve(t, "--dialect", "stripe")
+	code, stdout, stderr := idemcheck(t, nil, "certify", url, "--dialect", "stripe", "--profile", stripeProfile, "--checks", "30", "--seed", "1", "--report-dir", t.TempDir())
+	if code != 0 {
+		t.Errorf("exit %d, want 0 (PASS); stderr:\n%s", code, stderr)
+	}
+	for _, r := range certification(t, strings.TrimSpace(stdout)).Requirements {
+		if stripeRuledOut[r.ID] && r.Verdict != "NOT JUDGED" || !stripeRuledOut[r.ID] && r.Verdict != "PASS" {
+			t.Errorf("%s: %s", r.ID, r.Verdict)
+		}
+		if stripeRuledOut[r.ID] && !strings.Contains(stderr, "NOT JUDGED "+r.ID+": ") {
+			t.Errorf("stderr gives no reason for NOT JUDGED %s:\n%s", r.ID, stderr)
+		}
+	}
+	if !strings.Contains(stderr, "idemcheck: PASS") {
+		t.Errorf("stderr lacks the PASS verdict:\n%s", stderr)
+	}
+}
+
+// TestCertifyStripeDialectMutantFails: a provider mutant served in the
+// stripe dialect (replay-new-charge: a replay charges again) fails
+// certification through it (exit 1).
+func TestCertifyStripeDialectMutantFails(t *testing.T) {
+	url := serve(t, "--dialect", "stripe", "--mutant", "replay-new-charge")
+	code, stdout, stderr := idemcheck(t, nil, "certify", url, "--dialect", "stripe", "--profile", stripeProfile, "--checks", "3", "--report-dir", t.TempDir())
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (FAIL); stderr:\n%s", code, stderr)
+	}
+	if c := certification(t, strings.TrimSpace(stdout)); c.Requirements[0].Verdict != "FAIL" {
+		t.Errorf("%s: %s, want FAIL", c.Requirements[0].ID, c.Requirements[0].Verdict)
+	}
+}
+
+// TestHelpServeNamesTheStripeDialect: idemcheck help serve documents
+// -dialect stripe with the Stripe documentation its rules follow.
+func TestHelpServeNamesTheStripeDialect(t *testing.T) {
+	code, stdout, stderr := idemcheck(t, nil, "help", "serve")
+	for _, want := range []string{"-dialect", "https://docs.stripe.com/api/idempotent_requests", "https://docs.stripe.com/api/errors", "profiles/reference-stripe.json"} {
+		if code != 0 || !strings.Contains(stdout, want) {
+			t.Errorf("idemcheck help serve: exit %d, lacks %q:\n%s%s", code, want, stdout, stderr)
+		}
+	}
+}
+
 // TestCertifyRefusesLiveKey: a live-looking key, in IDEMCHECK_API_KEY or
 // the variable --api-key-env names, in any case, exits 2 having sent
 // nothing to the provider.

@@ -26,9 +26,9 @@ import (
 )
 
 // Run parses args as the command name (its flags: -addr 127.0.0.1:0,
-// -mutant NAME[,NAME...], -retention 24h, -processing 0s,
-// -store memory|redis, -redis URL, -redis-prefix P, -lease 30s,
-// -key-form quoted|bare|both), serves
+// -dialect reference|stripe, -mutant NAME[,NAME...], -retention 24h,
+// -processing 0s, -store memory|redis, -redis URL, -redis-prefix P,
+// -lease 30s, -key-form quoted|bare|both, the reference dialect only), serves
 // until ctx ends or SIGINT or SIGTERM arrives (then it shuts the server
 // down within 5 s and returns nil), and writes what it serves and the line
 // "listening on http://ADDR" to out. Only loopback addresses are accepted.
@@ -54,6 +54,7 @@ var ErrUsage = errors.New("usage")
 // flag.ErrHelp.
 func RunFlags(ctx context.Context, fs *flag.FlagSet, args []string, out io.Writer) error {
 	addr := fs.String("addr", "127.0.0.1:0", "loopback `host:port` to listen on (port 0: a free one)")
+	dialect := fs.String("dialect", server.DialectReference, "`API` to speak: reference (docs/provider-api.md) or stripe (Stripe's form bodies, errors and idempotency rules; docs/provider-api.md, \"Served in the stripe dialect\")")
 	mutant := fs.String("mutant", "", "serve the provider mutant `NAME` from sut/mutants instead of the reference (a,b: several at once)")
 	retention := fs.Duration("retention", provider.DefaultRetention, "key retention window")
 	processing := fs.Duration("processing", 0, "processing time of each request before it commits")
@@ -98,10 +99,19 @@ func RunFlags(ctx context.Context, fs *flag.FlagSet, args []string, out io.Write
 		err = fmt.Errorf("-store %q: memory or redis", *store)
 	}
 	if err == nil {
+		h, err = server.InDialect(h, *dialect)
+	}
+	if err == nil && *keyForm != server.KeyFormBoth && *dialect == server.DialectStripe {
+		err = fmt.Errorf("-key-form %q: the stripe dialect takes opaque bare keys; -key-form is for the reference dialect", *keyForm)
+	}
+	if err == nil {
 		h, err = server.OnlyKeyForm(h, *keyForm)
 	}
 	if err != nil {
 		return err
+	}
+	if *dialect == server.DialectStripe {
+		fmt.Fprintln(out, "speaking the stripe dialect (form bodies, Stripe's errors, opaque bare keys)")
 	}
 	if *keyForm != server.KeyFormBoth {
 		fmt.Fprintf(out, "accepting the Idempotency-Key only as the %s form\n", *keyForm)

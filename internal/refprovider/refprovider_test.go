@@ -54,16 +54,7 @@ func TestServesAndReplays(t *testing.T) {
 	base := strings.TrimSpace(strings.TrimPrefix(line, "listening on "))
 	body := `{"amount":54890,"currency":"TRY","source":"tok_visa","description":"Bookstore order 1001","merchant_reference":"bookstore-1001-a"}`
 	post := func() (int, string, string) {
-		req, _ := http.NewRequest(http.MethodPost, base+"/v1/charges", bytes.NewBufferString(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Idempotency-Key", `"01a1d96c-e23d-77bf-801e-9df969c1d378"`)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b), resp.Header.Get("Idempotent-Replayed")
+		return postCharge(t, base, "application/json", `"01a1d96c-e23d-77bf-801e-9df969c1d378"`, body)
 	}
 	s1, b1, _ := post()
 	s2, b2, replayed := post()
@@ -157,29 +148,10 @@ func TestInflightMutantGetsProcessingTime(t *testing.T) {
 // restarted over the same Redis and prefix replays the first one's key
 // and lists its charge (seed article 004's store outlives the process).
 func TestRedisStoreSurvivesARestart(t *testing.T) {
-	prefix := "idemcheck-test:refprovider:" + strings.ReplaceAll(t.Name(), "/", "_") + ":" + time.Now().UTC().Format("150405.000000") + ":"
-	c, err := redisstore.Connect(t.Context(), redisstore.URL())
-	if err != nil {
-		t.Fatal(err) // names IDEMCHECK_REDIS_URL
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	t.Cleanup(func() { // runs first
-		if err := redisstore.Clear(context.Background(), c, prefix); err != nil {
-			t.Error(err)
-		}
-	})
+	prefix := redisPrefix(t)
 	body := `{"amount":100,"currency":"TRY","source":"tok_visa","description":"Bookstore order 8","merchant_reference":"bookstore-8-a"}`
 	post := func(base string) (int, string, string) {
-		req, _ := http.NewRequest(http.MethodPost, base+"/v1/charges", bytes.NewBufferString(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Idempotency-Key", `"01a1d96c-e23d-77bf-801e-9df969c1d888"`)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b), resp.Header.Get("Idempotent-Replayed")
+		return postCharge(t, base, "application/json", `"01a1d96c-e23d-77bf-801e-9df969c1d888"`, body)
 	}
 	var first string
 	for i := range 2 {
@@ -272,5 +244,75 @@ func TestKeyFormBareRefusesTheQuotedKey(t *testing.T) {
 	}
 	if s := post(`01a1d96c-e23d-77bf-801e-9df969c1d998`); s != http.StatusCreated {
 		t.Fatalf("the bare token answered %d, want 201", s)
+	}
+}
+
+// TestServesTheStripeDialect: -dialect stripe serves the reference
+// provider in Stripe's API (a form body, a bare opaque key, a 200 charge
+// object, its replay), over Redis too; an unknown dialect is refused.
+func TestServesTheStripeDialect(t *testing.T) {
+	prefix := redisPrefix(t)
+	for _, args := range [][]string{{}, {"-store", "redis", "-redis-prefix", prefix}} {
+		base, before := startRun(t, append([]string{"-dialect", "stripe"}, args...)...)
+		if !strings.Contains(strings.Join(before, "\n"), "speaking the stripe dialect") {
+			t.Fatalf("printed %q before listening, want the dialect named", before)
+		}
+		post := func() (int, string, string) {
+			return postCharge(t, base, "application/x-www-form-urlencoded", "1764763200123456789_Ab3dE9",
+				"amount=100&currency=try&source=pm_card_visa&metadata[merchant_reference]=shop-9-a")
+		}
+		s1, b1, _ := post()
+		s2, b2, replayed := post()
+		if s1 != http.StatusOK || !strings.Contains(b1, `"object":"charge"`) || s2 != s1 || b2 != b1 || replayed != "true" {
+			t.Fatalf("%v: first %d %s; second %d %s replayed=%q: want 200 twice, a charge object, replayed", args, s1, b1, s2, b2, replayed)
+		}
+	}
+	err := Run(t.Context(), "refprovider", []string{"-addr", "127.0.0.1:0", "-dialect", "soap"}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), `-dialect "soap"`) {
+		t.Fatalf("Run(-dialect soap) = %v, want a dialect error", err)
+	}
+}
+
+// postCharge posts body (of media type ctype) under the Idempotency-Key
+// value key to base's /v1/charges and returns the status, the body and
+// the Idempotent-Replayed header.
+func postCharge(t *testing.T, base, ctype, key, body string) (int, string, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, base+"/v1/charges", strings.NewReader(body))
+	req.Header.Set("Content-Type", ctype)
+	req.Header.Set("Idempotency-Key", key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), resp.Header.Get("Idempotent-Replayed")
+}
+
+// redisPrefix is a Redis key prefix of the test's own, cleared when it
+// ends.
+func redisPrefix(t *testing.T) string {
+	t.Helper()
+	prefix := "idemcheck-test:refprovider:" + strings.ReplaceAll(t.Name(), "/", "_") + ":" + time.Now().UTC().Format("150405.000000") + ":"
+	c, err := redisstore.Connect(t.Context(), redisstore.URL())
+	if err != nil {
+		t.Fatal(err) // names IDEMCHECK_REDIS_URL
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	t.Cleanup(func() { // runs first
+		if err := redisstore.Clear(context.Background(), c, prefix); err != nil {
+			t.Error(err)
+		}
+	})
+	return prefix
+}
+
+// -key-form belongs to the reference dialect: with -dialect stripe, whose
+// keys are opaque bare tokens, it is refused before anything is served.
+func TestKeyFormIsRefusedInTheStripeDialect(t *testing.T) {
+	err := Run(t.Context(), "refprovider", []string{"-addr", "127.0.0.1:0", "-dialect", "stripe", "-key-form", "quoted"}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), `-key-form "quoted"`) {
+		t.Fatalf("Run(-dialect stripe -key-form quoted) = %v, want a -key-form error", err)
 	}
 }

@@ -2,15 +2,14 @@ package remote
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/models"
+	"github.com/idemcheck/idemcheck/sut/stripewire"
 )
 
 // stripeDialect maps docs/provider-api.md onto a Stripe-style API:
@@ -35,23 +34,6 @@ type stripeDialect struct {
 }
 
 func (stripeDialect) Name() string { return DialectStripe }
-
-type stripeCharge struct {
-	ID       string            `json:"id"`
-	Amount   int64             `json:"amount"`
-	Currency string            `json:"currency"`
-	Status   string            `json:"status"`
-	Metadata map[string]string `json:"metadata"`
-}
-
-type stripeError struct {
-	Error struct {
-		Type        string `json:"type"`
-		Code        string `json:"code"`
-		DeclineCode string `json:"decline_code"`
-		Charge      string `json:"charge"`
-	} `json:"error"`
-}
 
 func (s stripeDialect) Send(next http.RoundTripper, base *url.URL, key APIKey, req *http.Request) (*http.Response, error) {
 	if strings.HasPrefix(req.URL.Path, models.RefundsPath) { // stripe_refund.go
@@ -83,13 +65,7 @@ func (d stripeDialect) create(next http.RoundTripper, base *url.URL, key APIKey,
 			return nil, fmt.Errorf("remote: stripe dialect: the create body is not a charge request: %v", err)
 		}
 	}
-	form := url.Values{}
-	form.Set("amount", strconv.FormatInt(cr.Amount, 10))
-	form.Set("currency", strings.ToLower(cr.Currency))
-	form.Set("source", cr.Source)
-	form.Set("description", cr.Description)
-	form.Set("metadata[merchant_reference]", cr.MerchantReference)
-	body := form.Encode()
+	body := stripewire.ChargeForm(cr).Encode()
 	out, err := http.NewRequestWithContext(req.Context(), http.MethodPost, onBase(base, "/v1/charges", "").String(), strings.NewReader(body))
 	if err != nil {
 		return nil, err
@@ -108,12 +84,12 @@ func (d stripeDialect) create(next http.RoundTripper, base *url.URL, key APIKey,
 	h := keep(resp.Header, "Retry-After", models.ReplayedHeader, d.replayHeader)
 	switch {
 	case resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusCreated:
-		var c stripeCharge
+		var c stripewire.Charge
 		if err := json.Unmarshal(raw, &c); err != nil {
 			return nil, fmt.Errorf("remote: stripe dialect: a %d answer is not a charge: %v", resp.StatusCode, err)
 		}
 		h.Set("Content-Type", "application/json")
-		return newResponse(req, http.StatusCreated, h, mustJSON(fromStripe(c))), nil
+		return newResponse(req, http.StatusCreated, h, mustJSON(c.Model())), nil
 	case resp.StatusCode == http.StatusPaymentRequired:
 		se := decodeStripeError(raw)
 		var e models.ErrorBody
@@ -128,12 +104,12 @@ func (d stripeDialect) create(next http.RoundTripper, base *url.URL, key APIKey,
 }
 
 func (d stripeDialect) find(next http.RoundTripper, base *url.URL, key APIKey, req *http.Request) (*http.Response, error) {
-	ref := req.URL.Query().Get("merchant_reference")
-	if ref == "" || strings.ContainsAny(ref, `'\`) {
-		return nil, errors.New("remote: stripe dialect: a merchant reference must be non-empty and free of quotes")
+	query, err := stripewire.SearchQuery(req.URL.Query().Get("merchant_reference"))
+	if err != nil {
+		return nil, fmt.Errorf("remote: stripe dialect: %w", err)
 	}
 	q := url.Values{}
-	q.Set("query", "metadata['merchant_reference']:'"+ref+"'")
+	q.Set("query", query)
 	q.Set("limit", "100")
 	out, err := http.NewRequestWithContext(req.Context(), http.MethodGet, onBase(base, "/v1/charges/search", q.Encode()).String(), nil)
 	if err != nil {
@@ -148,26 +124,20 @@ func (d stripeDialect) find(next http.RoundTripper, base *url.URL, key APIKey, r
 		se := decodeStripeError(raw)
 		return problem(req, resp.StatusCode, h, strings.Trim(se.Error.Type+" "+se.Error.Code, " ")), nil
 	}
-	var list struct {
-		Data []stripeCharge `json:"data"`
-	}
+	var list stripewire.List[stripewire.Charge]
 	if err := json.Unmarshal(raw, &list); err != nil {
 		return nil, fmt.Errorf("remote: stripe dialect: a search answer is not a list: %v", err)
 	}
 	out2 := models.ChargeList{Data: []models.Charge{}}
 	for _, c := range list.Data {
-		out2.Data = append(out2.Data, fromStripe(c))
+		out2.Data = append(out2.Data, c.Model())
 	}
 	h.Set("Content-Type", "application/json")
 	return newResponse(req, http.StatusOK, h, mustJSON(out2)), nil
 }
 
-func fromStripe(c stripeCharge) models.Charge {
-	return models.Charge{ID: c.ID, Amount: c.Amount, Currency: strings.ToUpper(c.Currency), Status: c.Status, MerchantReference: c.Metadata["merchant_reference"]}
-}
-
-func decodeStripeError(b []byte) stripeError {
-	var e stripeError
+func decodeStripeError(b []byte) stripewire.Error {
+	var e stripewire.Error
 	_ = json.Unmarshal(b, &e) // an undecodable error body leaves type and code empty
 	return e
 }

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/idemcheck/idemcheck/faults"
 	"github.com/idemcheck/idemcheck/models"
+	"github.com/idemcheck/idemcheck/sut/stripewire"
 )
 
 // The stripe dialect's refunds:
@@ -25,18 +25,6 @@ import (
 //     endpoint: a final refusal either way); the rest keeps its status;
 //   - find: Stripe has no search over refunds, so GET /v1/refunds?limit=100
 //     (the newest hundred) is filtered on metadata.merchant_reference.
-type stripeRefund struct {
-	ID       string            `json:"id"`
-	Charge   string            `json:"charge"`
-	Amount   int64             `json:"amount"`
-	Status   string            `json:"status"`
-	Metadata map[string]string `json:"metadata"`
-}
-
-func fromStripeRefund(r stripeRefund) models.Refund {
-	return models.Refund{ID: r.ID, Charge: r.Charge, Amount: r.Amount, Status: r.Status, MerchantReference: r.Metadata["merchant_reference"]}
-}
-
 func (d stripeDialect) refund(next http.RoundTripper, base *url.URL, key APIKey, req *http.Request) (*http.Response, error) {
 	var rr models.RefundRequest
 	if req.Body != nil {
@@ -49,10 +37,7 @@ func (d stripeDialect) refund(next http.RoundTripper, base *url.URL, key APIKey,
 			return nil, fmt.Errorf("remote: stripe dialect: the refund body is not a refund request: %v", err)
 		}
 	}
-	form := url.Values{}
-	form.Set("charge", rr.Charge)
-	form.Set("amount", strconv.FormatInt(rr.Amount, 10))
-	form.Set("metadata[merchant_reference]", rr.MerchantReference)
+	form := stripewire.RefundForm(rr)
 	out, err := http.NewRequestWithContext(req.Context(), http.MethodPost, onBase(base, models.RefundsPath, "").String(), strings.NewReader(form.Encode()))
 	if err != nil {
 		return nil, err
@@ -72,12 +57,12 @@ func (d stripeDialect) refund(next http.RoundTripper, base *url.URL, key APIKey,
 	se := decodeStripeError(raw)
 	switch {
 	case resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusCreated:
-		var r stripeRefund
+		var r stripewire.Refund
 		if err := json.Unmarshal(raw, &r); err != nil {
 			return nil, fmt.Errorf("remote: stripe dialect: a %d answer is not a refund: %v", resp.StatusCode, err)
 		}
 		h.Set("Content-Type", "application/json")
-		return newResponse(req, http.StatusCreated, h, mustJSON(fromStripeRefund(r))), nil
+		return newResponse(req, http.StatusCreated, h, mustJSON(r.Model())), nil
 	case resp.StatusCode == http.StatusBadRequest && (se.Error.Code == "amount_too_large" || se.Error.Code == "charge_already_refunded"):
 		h.Set("Content-Type", "application/json")
 		return newResponse(req, http.StatusPaymentRequired, h, raw402(se.Error.Type, se.Error.Code)), nil
@@ -113,16 +98,14 @@ func (d stripeDialect) findRefunds(next http.RoundTripper, base *url.URL, key AP
 		se := decodeStripeError(raw)
 		return problem(req, resp.StatusCode, h, strings.Trim(se.Error.Type+" "+se.Error.Code, " ")), nil
 	}
-	var list struct {
-		Data []stripeRefund `json:"data"`
-	}
+	var list stripewire.List[stripewire.Refund]
 	if err := json.Unmarshal(raw, &list); err != nil {
 		return nil, fmt.Errorf("remote: stripe dialect: a refunds list is not a list: %v", err)
 	}
 	found := models.RefundList{Data: []models.Refund{}}
 	for _, r := range list.Data {
-		if r.Metadata["merchant_reference"] == ref {
-			found.Data = append(found.Data, fromStripeRefund(r))
+		if r.Metadata[stripewire.ReferenceField] == ref {
+			found.Data = append(found.Data, r.Model())
 		}
 	}
 	h.Set("Content-Type", "application/json")

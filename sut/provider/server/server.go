@@ -169,3 +169,29 @@ func (s *Server) Close() error {
 	}
 	return err
 }
+
+// The dialects a provider is served in (sut/remote's names).
+const (
+	// DialectReference is docs/provider-api.md.
+	DialectReference = "reference"
+	// DialectStripe is Stripe's API (provider.Provider.Stripe).
+	DialectStripe = "stripe"
+)
+
+// InDialect is h, a handler of Handler or RedisHandler, speaking dialect:
+// "reference" (or "") is h itself, "stripe" is the same provider behind
+// the Stripe translation (provider.Provider.Stripe). Any other name is an
+// error.
+func InDialect(h http.Handler, dialect string) (http.Handler, error) {
+	switch dialect {
+	case DialectReference, "":
+		return h, nil
+	case DialectStripe:
+		p, ok := h.(*provider.Provider)
+		if !ok {
+			return nil, fmt.Errorf("the stripe dialect serves the reference provider, not a %T", h)
+		}
+		return p.Stripe(), nil
+	}
+	return nil, fmt.Errorf("-dialect %q: reference or stripe", dialect)
+}
