@@ -82,12 +82,16 @@ func (d stripeDialect) create(next http.RoundTripper, base *url.URL, key APIKey,
 		return nil, err
 	}
 	h := keep(resp.Header, "Retry-After", models.ReplayedHeader, d.replayHeader)
+	if r := foreign(req, resp, h, raw, func() bool {
+		var c stripewire.Charge
+		return json.Unmarshal(raw, &c) == nil && c.ID != ""
+	}); r != nil {
+		return r, nil
+	}
 	switch {
 	case resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusCreated:
 		var c stripewire.Charge
-		if err := json.Unmarshal(raw, &c); err != nil {
-			return nil, fmt.Errorf("remote: stripe dialect: a %d answer is not a charge: %v", resp.StatusCode, err)
-		}
+		_ = json.Unmarshal(raw, &c) // foreign checked it reads
 		h.Set("Content-Type", "application/json")
 		return newResponse(req, http.StatusCreated, h, mustJSON(c.Model())), nil
 	case resp.StatusCode == http.StatusPaymentRequired:
@@ -134,6 +138,24 @@ func (d stripeDialect) find(next http.RoundTripper, base *url.URL, key APIKey, r
 	}
 	h.Set("Content-Type", "application/json")
 	return newResponse(req, http.StatusOK, h, mustJSON(out2)), nil
+}
+
+// foreign is the provider's answer as it came, its status, Content-Type
+// and body untranslated, when it is not of the stripe dialect: a 2xx that
+// ok does not read as the object asked for, or an error whose body is not
+// JSON. Translated, it would read as an answer of the reference dialect (a
+// charge, problem details) or as no answer at all, and a verdict drawn
+// from it would not be one about the provider's idempotency; as it came,
+// models.OfDialect sees it for what it is, and a judgement drawn from
+// such answers alone is INCONCLUSIVE (docs/profiles.md). Nil for an answer
+// of the dialect.
+func foreign(req *http.Request, resp *http.Response, h http.Header, raw []byte, ok func() bool) *http.Response {
+	two := resp.StatusCode >= 200 && resp.StatusCode <= 299
+	if two && ok() || !two && json.Valid(raw) {
+		return nil
+	}
+	h.Set("Content-Type", resp.Header.Get("Content-Type"))
+	return newResponse(req, resp.StatusCode, h, raw)
 }
 
 func decodeStripeError(b []byte) stripewire.Error {

@@ -54,13 +54,17 @@ func (d stripeDialect) refund(next http.RoundTripper, base *url.URL, key APIKey,
 		return nil, err
 	}
 	h := keep(resp.Header, "Retry-After", models.ReplayedHeader, d.replayHeader)
+	if r := foreign(req, resp, h, raw, func() bool {
+		var r stripewire.Refund
+		return json.Unmarshal(raw, &r) == nil && r.ID != ""
+	}); r != nil {
+		return r, nil
+	}
 	se := decodeStripeError(raw)
 	switch {
 	case resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusCreated:
 		var r stripewire.Refund
-		if err := json.Unmarshal(raw, &r); err != nil {
-			return nil, fmt.Errorf("remote: stripe dialect: a %d answer is not a refund: %v", resp.StatusCode, err)
-		}
+		_ = json.Unmarshal(raw, &r) // foreign checked it reads
 		h.Set("Content-Type", "application/json")
 		return newResponse(req, http.StatusCreated, h, mustJSON(r.Model())), nil
 	case resp.StatusCode == http.StatusBadRequest && (se.Error.Code == "amount_too_large" || se.Error.Code == "charge_already_refunded"):

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/idemcheck/idemcheck/models"
 	"github.com/idemcheck/idemcheck/sut/remote"
 )
 
@@ -53,4 +54,43 @@ func TestStripeDialect_ReadsWithTheRunsBodyCap(t *testing.T) {
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	assert.Equal(t, http.StatusCreated, resp.StatusCode)
+}
+
+// Regression (a stranger's server, issue 22 item 7): a create answered
+// 200 with an HTML page, or an error with a body that is not JSON, was
+// turned by the stripe dialect into no answer at all ("is not a
+// charge"), or into problem details of the reference dialect; the
+// property then FAILed reconciliation-converges against a provider that
+// never answered in the dialect. The answer now passes as it came, so
+// models.OfDialect sees it is not of the dialect, and the judgement is
+// INCONCLUSIVE.
+func TestStripeDialect_AnswersOutsideTheDialectPassAsTheyCame(t *testing.T) {
+	for _, c := range []struct {
+		status int
+		ctype  string
+		body   string
+	}{
+		{http.StatusOK, "text/html", "<html>not a charge</html>"},
+		{http.StatusOK, "application/json", `{"object":"list"}`},
+		{http.StatusUnprocessableEntity, "text/plain", "no"},
+	} {
+		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", c.ctype)
+			w.WriteHeader(c.status)
+			_, _ = io.WriteString(w, c.body)
+		}))
+		p, err := remote.New(remote.Config{BaseURL: s.URL, Dialect: remote.DialectStripe, Profile: remote.StripeMockProfile()})
+		require.NoError(t, err)
+		resp, err := create(t.Context(), p, "ref-1") // hostile_test.go
+		require.NoError(t, err, "%d %s", c.status, c.body)
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		_ = resp.Body.Close()
+		assert.Equal(t, c.status, resp.StatusCode, c.body)
+		assert.Equal(t, c.body, string(b))
+		assert.Equal(t, c.ctype, resp.Header.Get("Content-Type"))
+		e := models.Exchange{Method: http.MethodPost, Path: "/v1/charges"}
+		assert.False(t, models.OfDialect(e, resp.StatusCode, b), "%d %s is of the dialect", c.status, c.body)
+		s.Close()
+	}
 }
