@@ -146,24 +146,21 @@ func (s *state) update(w World) {
 	sameOrder := func(a, b models.Order) bool { return a.ID == b.ID }
 	sameCharge := func(a, b models.Charge) bool { return a.ID == b.ID && a.MerchantReference == b.MerchantReference }
 	sameIntent := func(a, b models.RefundIntent) bool { return a.ID == b.ID && a.OrderID == b.OrderID }
+	sameRefund := func(a, b models.Refund) bool {
+		return a.ID == b.ID && a.Charge == b.Charge && a.MerchantReference == b.MerchantReference
+	}
 	var ok bool
 	if d := w.State; d != nil && s.gen != 0 && d.Follows == s.gen {
 		ok = follow(&s.attempts, w.Attempts, d.Attempts, &s.da, sameAttempt)
 		ok = follow(&s.orders, w.Orders, d.Orders, &s.do, sameOrder) && ok
 		ok = diffFrom(&s.charges, w.Charges, d.Charges, &s.dc, sameCharge) && ok
 		ok = follow(&s.intents, w.RefundIntents, d.RefundIntents, &s.di, sameIntent) && ok
+		ok = diffFrom(&s.refunds, w.Refunds, d.Refunds, &s.dr, sameRefund) && ok
 	} else {
 		ok = diff(&s.attempts, w.Attempts, &s.da, sameAttempt)
 		ok = diff(&s.orders, w.Orders, &s.do, sameOrder) && ok
 		ok = diff(&s.charges, w.Charges, &s.dc, sameCharge) && ok
 		ok = diff(&s.intents, w.RefundIntents, &s.di, sameIntent) && ok
-	}
-	sameRefund := func(a, b models.Refund) bool {
-		return a.ID == b.ID && a.Charge == b.Charge && a.MerchantReference == b.MerchantReference
-	}
-	if d := w.State; d != nil && s.gen != 0 && d.Follows == s.gen {
-		ok = diffFrom(&s.refunds, w.Refunds, d.Refunds, &s.dr, sameRefund) && ok
-	} else {
 		ok = diff(&s.refunds, w.Refunds, &s.dr, sameRefund) && ok
 	}
 	s.gen = 0

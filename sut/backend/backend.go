@@ -104,3 +104,10 @@ func Declines(b Backend) int {
 // the second key's dialect replaces it (WithSecondAccount). A test value,
 // never a secret.
 const MerchantB = "Bearer sk_test_idemcheck_merchant_b"
+
+// AppendOnly is a provider whose Charges and Refunds only grow, an
+// earlier one never changing, and whose reads hand out slices a later read
+// does not write into (the embedded provider: its ledger reads only what
+// was added): the machine then tells the Checker how much of each is
+// unchanged since the last step (check.StateDelta).
+type AppendOnly interface{ AppendOnly() }

@@ -45,6 +45,10 @@ func (e *Embedded) Charges() ([]models.Charge, error) { return e.accountCharges(
 // OtherCharges is merchant B's ledger (Accounts).
 func (e *Embedded) OtherCharges() ([]models.Charge, error) { return e.accountCharges(true), nil }
 
+// AppendOnly implements AppendOnly: the provider only appends charges and
+// refunds, and accountCharges and Refunds read only what was added.
+func (e *Embedded) AppendOnly() {}
+
 // Refunds implements Refunder: the embedded provider's refunds, in
 // creation order, read as accountCharges reads the charges: only those
 // added since the last call (the provider only appends refunds), handed

@@ -104,9 +104,8 @@ func patch[T any](list *[]T, at []int, vals []T, changed []int) []int {
 }
 
 // appendOnlyLedger reports whether the provider's Charges and Refunds
-// only grow, an earlier one never changing (the embedded provider's
-// ledger).
+// only grow, an earlier one never changing (backend.AppendOnly).
 func appendOnlyLedger(p backend.Backend) bool {
-	_, ok := p.(*backend.Embedded)
+	_, ok := p.(backend.AppendOnly)
 	return ok
 }
