@@ -146,3 +146,21 @@ func TestProgressShrink(t *testing.T) {
 		"idemcheck: shrinking replay-consistent: now 3 shopper steps, 4 shrink checks; 120 requests spent\n"+
 		"idemcheck: shrinking replay-consistent: now 3 shopper steps, 24 shrink checks; 120 requests spent\n", b.String())
 }
+
+// Regression (make test, TestCertifyFailureKeepsStderrShort): a real-time
+// shrink of 2,750 checks whose candidates went up and down between 2 and
+// 4 shopper steps printed 35 lines, a line at every change and every 100
+// checks, and pushed the stderr of a failing certification past its bound.
+// Now a line comes at a new shortest length or a new invariant, and
+// otherwise at intervals that double.
+func TestProgressShrinkStaysShortOverALongShrink(t *testing.T) {
+	var b strings.Builder
+	p := reports.NewProgress(&b, 0, 10)
+	for i := range 2750 {
+		require.NoError(t, p.Shrink("replay-consistent", 2+i/7%3, "spent"))
+	}
+	require.NoError(t, p.Shrink("at-most-one-charge-per-order", 2, "spent"))
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	assert.LessOrEqual(t, len(lines), 10, "%s", b.String())
+	assert.Contains(t, lines[len(lines)-1], "shrinking at-most-one-charge-per-order: now 2 shopper steps", "a new invariant is said")
+}

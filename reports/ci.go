@@ -87,10 +87,14 @@ type Progress struct {
 	left    func() string
 	last    string // the previous requirement line's verdict and reason
 	shrinks int    // shrink checks counted by Shrink
-	// shrunk is the invariant and length the last shrink line printed,
-	// at shrink check shrunkAt.
-	shrunk   string
-	shrunkAt int
+	// shrunkInv and shrunkMin are the invariant the shrink lines speak of
+	// and the shortest length they printed for it; the last was printed
+	// at shrink check shrunkAt, and the next without a change is due beat
+	// checks after it.
+	shrunkInv string
+	shrunkMin int
+	shrunkAt  int
+	beat      int
 }
 
 // SetLeft makes each count line end with what left returns ("idemcheck:
@@ -181,21 +185,34 @@ func (p *Progress) Sequence() error {
 // invariant, whose current failing sequence has steps shopper steps, and
 // prints, in the count lines' style, "idemcheck: shrinking
 // replay-consistent: now 3 shopper steps, 20 shrink checks; 1840 requests
-// spent" (spent: what the run has used, "" for nothing) when the
-// invariant or the length changed and at least an interval's worth of
-// checks passed since the last such line, or ten intervals' worth did:
-// a long shrink is never silent, nor a line per check.
+// spent" (spent: what the run has used, "" for nothing) when another
+// invariant is being shrunk or the length is below the shortest printed
+// for it, and at least an interval's worth of checks passed since the
+// last such line; otherwise, so that a long shrink is never silent, after
+// ten intervals' worth, then twice as many checks as before each time
+// nothing changed. The lines grow with the sequence's length and the
+// logarithm of the shrink checks, never a line per check nor one per
+// hundred: a shrink's candidates go up and down in length, and a real-time
+// shrink runs as many checks as its time allows.
 func (p *Progress) Shrink(invariant string, steps int, spent string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.shrinks++
-	now := fmt.Sprintf("%s: now %s", visible(invariant), plural(steps, "shopper step"))
 	since := p.shrinks - p.shrunkAt
-	if since < p.every || now == p.shrunk && since < 10*p.every {
+	if since < p.every {
 		return nil
 	}
-	p.shrunk, p.shrunkAt = now, p.shrinks
-	line := fmt.Sprintf("idemcheck: shrinking %s, %s", now, plural(p.shrinks, "shrink check"))
+	changed := invariant != p.shrunkInv || steps < p.shrunkMin
+	if !changed && since < p.beat {
+		return nil
+	}
+	if changed {
+		p.shrunkInv, p.shrunkMin, p.beat = invariant, steps, 10*p.every
+	} else {
+		p.beat *= 2
+	}
+	p.shrunkAt = p.shrinks
+	line := fmt.Sprintf("idemcheck: shrinking %s: now %s, %s", visible(invariant), plural(steps, "shopper step"), plural(p.shrinks, "shrink check"))
 	if spent != "" {
 		line += "; " + spent
 	}
