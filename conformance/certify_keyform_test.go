@@ -3,6 +3,7 @@ package conformance_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -51,8 +52,20 @@ func TestCertifyABareKeyOnlyProvider(t *testing.T) {
 			t.Errorf("%s: %s: %s", r.ID, r.Verdict, r.Reason)
 		}
 	}
+	passed := 0
 	for _, inv := range cert.Invariants {
-		assert.Contains(t, []reports.Verdict{reports.Pass, reports.NotJudged}, inv.Verdict, "%s: %s", inv.Name, inv.Reason)
+		switch {
+		case inv.Verdict == reports.Pass:
+			passed++
+		case inv.Verdict == reports.NotJudged:
+		case inv.Verdict == reports.Inconclusive && strings.HasPrefix(inv.Reason, "held vacuously"):
+			// An invariant whose subject no sequence of this seed drew
+			// (reconciliation-converges when no attempt was left to the
+			// reconciler) is judged and unexercised, not refused.
+		default:
+			t.Errorf("%s: %s: %s", inv.Name, inv.Verdict, inv.Reason)
+		}
 	}
+	assert.GreaterOrEqual(t, passed, len(cert.Invariants)/2, "most invariants are exercised and PASS")
 	assert.Equal(t, checks, cert.Coverage.Sequences, "the property draws every sequence")
 }
