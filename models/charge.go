@@ -140,7 +140,11 @@ func ParseKey(value string) (key string, quoted bool, ok bool) {
 		}
 		return v, false, true
 	}
+	if inner, plain := plainQuoted(v); plain {
+		return inner, true, true
+	}
 	var b strings.Builder
+	b.Grow(len(v))
 	for i := 1; i < len(v); i++ {
 		c := v[i]
 		switch {
@@ -162,4 +166,21 @@ func ParseKey(value string) (key string, quoted bool, ok bool) {
 		}
 	}
 	return "", true, false // no closing quote
+}
+
+// plainQuoted is the inside of a quoted key with no escape in it (every
+// key the harness and the reference client send), as a substring of v:
+// ParseKey runs on every recorded exchange, and building the key byte by
+// byte cost 2.9 % of a sequence's allocations (issue 29).
+func plainQuoted(v string) (string, bool) {
+	if len(v) < 3 || v[len(v)-1] != '"' {
+		return "", false
+	}
+	inner := v[1 : len(v)-1]
+	for i := 0; i < len(inner); i++ {
+		if c := inner[i]; c < ' ' || c >= 0x7f || c == '"' || c == '\\' {
+			return "", false
+		}
+	}
+	return inner, true
 }
