@@ -26,6 +26,13 @@ const callBound = time.Minute
 // that does not return within TotalTimeout + callBound is a breach too,
 // and is left running.
 func (w *World) guarded(what string, call func() checkout.Result) checkout.Result {
+	if w.cfg.Under == nil {
+		// The reference client (its mutants too) is ours and bounded by
+		// its own TotalTimeout (failsafe-go's timeout and retry policies),
+		// so it runs on the step's goroutine: no goroutine, timer and
+		// hand-off per call (issue 29). A panic is still a breach.
+		return w.judgeCall(what, w.callInline(what, call))
+	}
 	done := make(chan checkout.Result, 1)
 	go func() {
 		defer func() {
@@ -46,6 +53,23 @@ func (w *World) guarded(what string, call func() checkout.Result) checkout.Resul
 		w.hung = append(w.hung, done)
 		w.mu.Unlock()
 	}
+	return w.judgeCall(what, res)
+}
+
+// callInline is call on this goroutine, a panic turned into a Failed
+// result as guarded's goroutine does.
+func (w *World) callInline(what string, call func() checkout.Result) (res checkout.Result) {
+	defer func() {
+		if p := recover(); p != nil {
+			res = checkout.Result{Outcome: checkout.Failed, Err: fmt.Errorf("%s panicked", what)}
+		}
+	}()
+	return call()
+}
+
+// judgeCall holds a call's result to the contract: an outcome outside it
+// or an Err is a breach, and reads Failed.
+func (w *World) judgeCall(what string, res checkout.Result) checkout.Result {
 	switch res.Outcome {
 	case checkout.Paid, checkout.Pending, checkout.Declined, checkout.Failed:
 	default:
