@@ -61,7 +61,10 @@ func (p *InProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 	hang := hangUpFrom(req.Context())
 	pbase, pcancel := context.WithCancel(context.WithoutCancel(req.Context()))
 	pctx := context.WithValue(pbase, stateKey{}, st)
-	preq := req.Clone(pctx)
+	// A shallow copy: neither a RoundTripper nor a handler may change the
+	// request (net/http's contracts), so its header map is shared, not
+	// cloned per exchange (issue 29).
+	preq := req.WithContext(pctx)
 	id := exchangeFrom(req.Context())
 
 	finished := make(chan *http.Response, 1)

@@ -40,9 +40,9 @@ func (h *History) Sync(s *Snapshot) {
 			d = &Delta{}
 		}
 		*d = Delta{from: h, log: len(h.changes), ChangedOps: d.ChangedOps[:0], ChangedExchanges: d.ChangedExchanges[:0]}
-		s.Steps = append(s.Steps[:0], h.steps...)
-		s.Ops = append(s.Ops[:0], h.ops...)
-		s.Exchanges = append(s.Exchanges[:0], h.exchanges...)
+		s.Steps = append(grown(s.Steps[:0], len(h.steps)), h.steps...)
+		s.Ops = append(grown(s.Ops[:0], len(h.ops)), h.ops...)
+		s.Exchanges = append(grown(s.Exchanges[:0], len(h.exchanges)), h.exchanges...)
 		s.Delta = d
 		return
 	}
@@ -108,4 +108,12 @@ func (h *History) Exchanges() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return len(h.exchanges)
+}
+
+// grown is s with room for n elements and as many again (at least 16):
+// a snapshot kept in step grows with its history, and regrowing it by
+// doubling from a few elements copied each 536-byte exchange up to five
+// times per sequence (issue 29).
+func grown[T any](s []T, n int) []T {
+	return slices.Grow(s, n+max(n, 16))
 }

@@ -264,15 +264,16 @@ func OpFrom(ctx context.Context) int {
 type ProviderEvent struct {
 	Seq     int
 	Arrival bool
-	Ex      Exchange
+	Ex      *Exchange // in the slice the events were listed from
 }
 
 // ProviderEvents lists the arrivals and completions of the exchanges in exs
 // that reached the provider, in the history's order: the order in which a
 // specification such as Spec must replay them.
 func ProviderEvents(exs []Exchange) []ProviderEvent {
-	var evs []ProviderEvent
-	for _, e := range exs {
+	evs := make([]ProviderEvent, 0, 2*len(exs))
+	for i := range exs {
+		e := &exs[i]
 		if !e.Forwarded || e.ArrivalSeq == 0 {
 			continue
 		}

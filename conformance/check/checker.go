@@ -280,7 +280,7 @@ func (r *replay) step(w World, touched []int) bool {
 			continue
 		}
 		if !p.arrived {
-			evs = append(evs, models.ProviderEvent{Seq: e.ArrivalSeq, Arrival: true, Ex: *e})
+			evs = append(evs, models.ProviderEvent{Seq: e.ArrivalSeq, Arrival: true, Ex: e})
 			p.arrived = true
 			p.forgetUnknown = w.Killable && !e.ProviderDone
 		}
@@ -290,7 +290,7 @@ func (r *replay) step(w World, touched []int) bool {
 		if p.forgetUnknown && e.ProviderStatus != 409 && e.ProviderStatus < 500 {
 			return false // the arrival would have freed the key: replay whole
 		}
-		evs = append(evs, models.ProviderEvent{Seq: e.ProviderSeq, Ex: *e})
+		evs = append(evs, models.ProviderEvent{Seq: e.ProviderSeq, Ex: e})
 		delete(r.open, i)
 	}
 	r.evs = evs
@@ -346,10 +346,10 @@ func (r *replay) apply(w World, ev models.ProviderEvent) {
 	case x.Kind == models.ExpectProcess:
 		r.spec = r.spec.Complete(e.Key, e.ProviderStatus, e.ProviderBodyDigest, e.ProviderDoneAt)
 		if e.ProviderStatus < 500 {
-			r.first[e.Key], r.firstHeaders[e.Key] = answer(e), e.ProviderHeaders
+			r.first[e.Key], r.firstHeaders[e.Key] = answer(*e), e.ProviderHeaders
 		}
 	}
-	r.verdicts = append(r.verdicts, specVerdict{ex: e, expect: x, first: r.first[e.Key], firstHeaders: r.firstHeaders[e.Key]})
+	r.verdicts = append(r.verdicts, specVerdict{ex: *e, expect: x, first: r.first[e.Key], firstHeaders: r.firstHeaders[e.Key]})
 }
 
 // abandonsHold reports whether every dead holder's lease still ends where

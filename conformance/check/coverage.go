@@ -9,7 +9,7 @@ import "github.com/idemcheck/idemcheck/models"
 func Coverage(w World) map[string]int {
 	c := map[string]int{}
 	refs := map[string]bool{}
-	for _, e := range Posts(w.History) {
+	for _, e := range postsOf(w) {
 		c[NoUnsafeRetry]++
 		if e.HasKey {
 			c[KeyFormat]++

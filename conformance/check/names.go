@@ -95,7 +95,7 @@ func postsOf(w World) []models.Exchange {
 func clientPostsOf(w World) []models.Exchange {
 	m := w.m()
 	if !m.done[1] {
-		m.clientPosts, m.done[1] = clientPosts(w.History), true
+		m.clientPosts, m.done[1] = clientPosts(w.History, postsOf(w)), true
 	}
 	return m.clientPosts
 }
@@ -114,16 +114,17 @@ func Posts(h models.Snapshot) []models.Exchange {
 }
 
 // clientPosts returns the create-charge exchanges the client sent: posts
-// without the harness's own probes, which the client invariants must not judge.
-func clientPosts(h models.Snapshot) []models.Exchange {
+// (Posts of h) without the harness's own probes, which the client
+// invariants must not judge.
+func clientPosts(h models.Snapshot, posts []models.Exchange) []models.Exchange {
 	probe := map[int]bool{}
 	for _, op := range h.Ops {
 		if op.Kind == models.OpProbe {
 			probe[op.ID] = true
 		}
 	}
-	var out []models.Exchange
-	for _, e := range Posts(h) {
+	out := make([]models.Exchange, 0, len(posts))
+	for _, e := range posts {
 		if !probe[e.OpID] {
 			out = append(out, e)
 		}

@@ -78,10 +78,10 @@ func runSpec(w World) []specVerdict {
 		case x.Kind == models.ExpectProcess:
 			spec = spec.Complete(e.Key, e.ProviderStatus, e.ProviderBodyDigest, e.ProviderDoneAt)
 			if e.ProviderStatus < 500 {
-				first[e.Key], firstHeaders[e.Key] = answer(e), e.ProviderHeaders
+				first[e.Key], firstHeaders[e.Key] = answer(*e), e.ProviderHeaders
 			}
 		}
-		out = append(out, specVerdict{ex: e, expect: x, first: first[e.Key], firstHeaders: firstHeaders[e.Key]})
+		out = append(out, specVerdict{ex: *e, expect: x, first: first[e.Key], firstHeaders: firstHeaders[e.Key]})
 	}
 	return out
 }

@@ -48,7 +48,7 @@ func answered(w World) []models.Exchange {
 	var out []models.Exchange
 	for _, ev := range models.ProviderEvents(postsOf(w)) {
 		if !ev.Arrival && ev.Ex.HasKey && ev.Ex.ProviderDone {
-			out = append(out, ev.Ex)
+			out = append(out, *ev.Ex)
 		}
 	}
 	return out
