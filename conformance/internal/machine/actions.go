@@ -66,8 +66,8 @@ func (m *Machine) openOrder(t *rapid.T) {
 	if len(m.w.orders) >= m.w.cfg.MaxOrders {
 		t.Skip("enough orders")
 	}
-	total := int64(rapid.IntRange(100, 99999).Draw(t, "total"))
-	currency := rapid.SampledFrom([]string{"TRY", "EUR", "USD"}).Draw(t, "currency")
+	total := int64(ints(100, 99999).Draw(t, "total"))
+	currency := currencyGen.Draw(t, "currency")
 	m.step("open-order", fmt.Sprintf("total=%d %s", total, currency))
 	m.w.openOrder("shopper", total, currency)
 }
@@ -107,11 +107,11 @@ func (m *Machine) drawOrderOrNone(t *rapid.T) (models.Order, bool) {
 		if !m.w.cfg.IsRemote() || len(m.w.orders) == 0 {
 			t.Skip("no unpaid order")
 		}
-		_ = rapid.IntRange(0, 0).Draw(t, "order_index")
+		_ = ints(0, 0).Draw(t, "order_index")
 		return models.Order{}, false
 	}
 	// An index, not the order: rapid logs what is drawn.
-	return unpaid[rapid.IntRange(0, len(unpaid)-1).Draw(t, "order_index")], true
+	return unpaid[ints(0, len(unpaid)-1).Draw(t, "order_index")], true
 }
 
 // checkout is the shopper paying for an unpaid order with a card. It is
@@ -120,7 +120,7 @@ func (m *Machine) drawOrderOrNone(t *rapid.T) (models.Order, bool) {
 // "another-card" — so that shrinking may turn one kind into another.
 func (m *Machine) checkout(t *rapid.T) {
 	o, ok := m.drawOrderOrNone(t)
-	card := rapid.SampledFrom(cardLabels).Draw(t, "card")
+	card := cardGen.Draw(t, "card")
 	if !ok { // against a URL, every order paid: a checkout's draws, and nothing done
 		_ = m.drawInstance(t)
 		_ = m.drawFaults(t)
@@ -143,9 +143,9 @@ func (m *Machine) checkout(t *rapid.T) {
 // results come back over a channel.
 func (m *Machine) doubleClick(t *rapid.T) {
 	o := m.drawOrder(t)
-	card := rapid.SampledFrom(cardLabels).Draw(t, "card")
-	n := rapid.IntRange(2, 4).Draw(t, "clicks")
-	gap := time.Duration(rapid.IntRange(1, 300).Draw(t, "gap_ms"))*time.Millisecond + gapOffset
+	card := cardGen.Draw(t, "card")
+	n := ints(2, 4).Draw(t, "clicks")
+	gap := time.Duration(ints(1, 300).Draw(t, "gap_ms"))*time.Millisecond + gapOffset
 	m.stepWith("double-click", fmt.Sprintf("order %d with %s, %d clicks %v apart", o.ID, card, n, gap), m.drawFaults(t))
 	done := make(chan checkout.Result, n)
 	for i := 0; i < n; i++ {
@@ -167,8 +167,8 @@ func (m *Machine) doubleClick(t *rapid.T) {
 func (m *Machine) callbackRace(t *rapid.T) {
 	o := m.drawOrder(t)
 	// The provider calls back for a payment it approved: approving cards only.
-	card := rapid.SampledFrom(cardLabels[:2]).Draw(t, "card")
-	gap := time.Duration(rapid.IntRange(1, 2000).Draw(t, "gap_ms"))*time.Millisecond + gapOffset
+	card := approvedCardGen.Draw(t, "card")
+	gap := time.Duration(ints(1, 2000).Draw(t, "gap_ms"))*time.Millisecond + gapOffset
 	m.stepWith("payment-ready-race", fmt.Sprintf("order %d with %s, callback %v later", o.ID, card, gap), m.drawFaults(t))
 	cli, other := m.w.cli, m.w.instance(1%m.w.cfg.Instances) // the callback may reach another instance
 	done := make(chan struct{}, 2)
@@ -193,7 +193,7 @@ func (m *Machine) callbackRace(t *rapid.T) {
 // may outlive the provider's retention window, and the client must not
 // resend its forgotten key (no-stale-key).
 func (m *Machine) advanceTime(t *rapid.T) {
-	d := rapid.SampledFrom(advanceSteps).Draw(t, "by")
+	d := advanceGen.Draw(t, "by")
 	down := d >= jobDownFrom && drawJobDown(t)
 	args := d.String()
 	if down {
@@ -227,19 +227,19 @@ func (m *Machine) crashRestart(t *rapid.T) {
 func (m *Machine) crashDuringCheckout(t *rapid.T) {
 	m.needRestart(t)
 	o := m.drawOrder(t)
-	card := rapid.SampledFrom(cardLabels).Draw(t, "card")
-	after := time.Duration(rapid.IntRange(1, 12000).Draw(t, "crash_after_ms"))*time.Millisecond + 171*time.Microsecond
+	card := cardGen.Draw(t, "card")
+	after := time.Duration(ints(1, 12000).Draw(t, "crash_after_ms"))*time.Millisecond + 171*time.Microsecond
 	// Then the shopper, who saw an error page, pays again once the service
 	// is back with the i-th card, or (i = len(cardLabels)) does not. Paying
 	// again comes first so that shrinking keeps a crash and the shopper's
 	// next move in one step.
-	again := rapid.IntRange(0, len(cardLabels)).Draw(t, "then_pays_with")
+	again := ints(0, len(cardLabels)).Draw(t, "then_pays_with")
 	// 0: after crash_after_ms; i: at the i-th crash point of the checkout.
 	// Drawn last, so that shrinking keeps the timed crash unless a point
 	// matters.
 	at := 0
 	if _, ok := m.w.cli.(*refClient); ok { // crash points are the reference client's
-		at = rapid.IntRange(0, len(client.CheckoutPoints)).Draw(t, "crash_at")
+		at = ints(0, len(client.CheckoutPoints)).Draw(t, "crash_at")
 	}
 	args := fmt.Sprintf("order %d with %s, crash after %v", o.ID, card, after)
 	if at > 0 {

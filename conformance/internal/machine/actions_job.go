@@ -25,5 +25,5 @@ const (
 // liveness runs regardless: the job is repaired before convergence is
 // judged.
 func drawJobDown(t *rapid.T) bool {
-	return rapid.IntRange(0, 1).Draw(t, "job_down") == 1
+	return ints(0, 1).Draw(t, "job_down") == 1
 }

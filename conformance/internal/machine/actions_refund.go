@@ -70,8 +70,8 @@ func (m *Machine) refund(t *rapid.T) {
 	if len(paid) == 0 {
 		t.Skip("no paid order")
 	}
-	o := paid[rapid.IntRange(0, len(paid)-1).Draw(t, "paid_index")]
-	kind := rapid.SampledFrom(refundKinds).Draw(t, "refund")
+	o := paid[ints(0, len(paid)-1).Draw(t, "paid_index")]
+	kind := refundKindGen.Draw(t, "refund")
 	if kind == probeOtherEndpoint {
 		m.probeRefundKey(t, o)
 		return

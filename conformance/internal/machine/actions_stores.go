@@ -16,7 +16,7 @@ func (m *Machine) drawInstance(t *rapid.T) int {
 	if m.w.cfg.Instances == 1 {
 		return 0
 	}
-	return rapid.IntRange(0, m.w.cfg.Instances-1).Draw(t, "instance")
+	return ints(0, m.w.cfg.Instances-1).Draw(t, "instance")
 }
 
 // onInstance is the step-argument suffix naming instance i, "" for 0.
@@ -53,7 +53,7 @@ func (m *Machine) drawRace(t *rapid.T) race {
 	if m.w.cfg.Instances == 1 {
 		return raceNone
 	}
-	return race(rapid.IntRange(0, 2).Draw(t, "race"))
+	return race(ints(0, 2).Draw(t, "race"))
 }
 
 // raceReconciliation runs the reconciliation job of instance 0 with r

@@ -46,9 +46,9 @@ func (m *Machine) providerDraws() bool { return !m.w.real && m.w.cfg.Instances <
 // whatever its body, is the missing in-flight lock.
 func (m *Machine) doubleClickMismatch(t *rapid.T) {
 	o := m.drawOrder(t)
-	card := rapid.SampledFrom(cardLabels).Draw(t, "card")
-	second := rapid.SampledFrom(secondClicks).Draw(t, "second_click")
-	gap := time.Duration(rapid.IntRange(1, 40).Draw(t, "gap_ms"))*time.Millisecond + gapOffset
+	card := cardGen.Draw(t, "card")
+	second := secondClickGen.Draw(t, "second_click")
+	gap := time.Duration(ints(1, 40).Draw(t, "gap_ms"))*time.Millisecond + gapOffset
 	m.stepWith("changed-second-click", fmt.Sprintf("order %d with %s, then %s %v later", o.ID, card, second, gap), m.drawFaults(t))
 	done := make(chan struct{})
 	start := m.w.clock.Now()

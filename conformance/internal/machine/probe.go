@@ -53,7 +53,7 @@ func (m *Machine) probe(t *rapid.T) {
 	if len(settled) == 0 {
 		t.Skip("no paid intent to probe")
 	}
-	a := settled[rapid.IntRange(0, len(settled)-1).Draw(t, "intent_index")] // an index: rapid logs draws, and an attempt holds a card hash
+	a := settled[ints(0, len(settled)-1).Draw(t, "intent_index")] // an index: rapid logs draws, and an attempt holds a card hash
 	kind := rapid.SampledFrom(m.w.probeKindsFor()).Draw(t, "probe")
 	card := m.w.cardOf(a)
 	m.stepWith("probe-stored-key", fmt.Sprintf("order %d %s, %s", a.OrderID, card, kind), m.drawFaults(t))
