@@ -29,6 +29,15 @@ type Config struct {
 	// its end (reports.Progress.Sequence prints a running count), so a long
 	// remote run is not silent.
 	OnSequence func()
+	// OnShrink, if set, is called after each check rapid runs while it
+	// shrinks a violation, with the invariant being shrunk
+	// ("at-most-one-charge-per-order") and the shopper steps of the
+	// smallest failing sequence so far (reports.Progress.Shrink prints
+	// "idemcheck: shrinking <invariant>: now 3 shopper steps, 20 shrink
+	// checks" at a new minimum and at doubling intervals), so a long
+	// shrink is not silent. It is called from the run's goroutines, one
+	// call at a time per property.
+	OnShrink func(invariant string, steps int)
 	// OnStart, if set, is called with the run's statistics when the
 	// property starts (before any sequence), so that a caller holds them
 	// when t fails and Run never returns (cmd/idemcheck: the deviations
@@ -158,7 +167,7 @@ func (c Config) settings() run.Config {
 		Config: machine.Config{Provider: c.Provider, Remote: c.Remote, MaxOrders: c.MaxOrders, MaxSchedule: c.MaxSchedule,
 			Processing: c.Processing, Retention: c.Retention, TimeScale: c.TimeScale, ProviderStore: c.ProviderStore,
 			RedisURL: c.RedisURL, ClientStore: c.ClientStore, PostgresURL: c.PostgresURL, Instances: c.Instances},
-		OnSequence: c.OnSequence, Mutant: c.Mutant, ReportDir: c.ReportDir, Reproduce: c.Reproduce,
+		OnSequence: c.OnSequence, OnShrink: c.OnShrink, Mutant: c.Mutant, ReportDir: c.ReportDir, Reproduce: c.Reproduce,
 		Baseline: run.Baseline(c.Baseline), MaxDeviations: c.MaxDeviations, Parallel: c.Parallel,
 		ParallelAuto: c.parallelAuto, Shard: run.Shard(c.Shard),
 	}

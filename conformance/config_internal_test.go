@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -54,14 +55,18 @@ func TestConfigSettingsCarryEveryField(t *testing.T) {
 	var sequenced bool
 	c.OnStart = func(*Stats) {} // reaches the run through Config.run (TestOnStartGetsTheStatsRunReturns)
 	c.OnSequence = func() { sequenced = true }
+	var shrunk string
+	c.OnShrink = func(inv string, steps int) { shrunk = fmt.Sprintf("%s %d", inv, steps) }
 
 	rc := c.settings()
 	back := fromRun(rc)
 	want := c
-	want.OnStart, want.OnSequence = nil, nil // funcs do not compare; FromEnv's have none
+	want.OnStart, want.OnSequence, want.OnShrink = nil, nil, nil // funcs do not compare; FromEnv's have none
 	assert.Equal(t, want, back, "a field was lost on its way to the run's settings or back")
 	rc.OnSequence()
 	assert.True(t, sequenced, "OnSequence reaches the run")
+	rc.OnShrink("replay-consistent", 3)
+	assert.Equal(t, "replay-consistent 3", shrunk, "OnShrink reaches the run")
 }
 
 // The public constants are the values the packages beneath read: go doc

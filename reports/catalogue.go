@@ -131,12 +131,12 @@ func CatalogueMarkdown(devs []Deviation, prefix string) string {
 	}
 	b.WriteString("Each distinct deviation (invariant and kind of violation) with its own counterexample. " +
 		"A baseline file (IDEMCHECK_BASELINE) listing a category or an invariant name turns its FAIL into KNOWN.\n\n")
-	b.WriteString("| # | verdict | invariant | steps | shrink |\n|---|---|---|---|---|\n")
+	var rows [][]string
 	for i, d := range devs {
 		shrink, _, _ := strings.Cut(d.Minimal, " (")
-		fmt.Fprintf(&b, "| %d | %s | %s | %d | %s |\n", i+1, verdictCell(d.Verdict), code(d.Invariant, true), d.Steps, mdText(shrink))
+		rows = append(rows, []string{strconv.Itoa(i + 1), verdictCell(d.Verdict), code(d.Invariant, true), strconv.Itoa(d.Steps), mdText(shrink)})
 	}
-	b.WriteString("\n")
+	writeTable(&b, []string{"#", "verdict", "invariant", "steps", "shrink"}, rows, 3)
 	for i, d := range devs {
 		fmt.Fprintf(&b, "%d. %s\n\n", i+1, mdText(d.Message))
 		if d.Replay != "" {

@@ -3,6 +3,7 @@ package reports
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -32,7 +33,8 @@ func CertificationMarkdown(c Certification) []byte {
 
 // writeRunTable writes which run this is.
 func writeRunTable(b *strings.Builder, c Certification) {
-	b.WriteString("## Run\n\n| run | |\n|---|---|\n")
+	b.WriteString("## Run\n\n")
+	var rows [][]string
 	for _, kv := range [][2]string{
 		{"provider", RedactURL(c.Provider)}, {"dialect", c.Dialect}, {"profile", c.Profile}, {"run id", c.RunID},
 	} {
@@ -40,18 +42,18 @@ func writeRunTable(b *strings.Builder, c Certification) {
 		if kv[1] != "" {
 			v = code(kv[1], true)
 		}
-		fmt.Fprintf(b, "| %s | %s |\n", kv[0], v)
+		rows = append(rows, []string{kv[0], v})
 	}
 	if c.KeyForm != "" {
-		fmt.Fprintf(b, "| key form | %s |\n", code(c.KeyForm, true))
+		rows = append(rows, []string{"key form", code(c.KeyForm, true)})
 	}
 	if !c.Started.IsZero() {
-		fmt.Fprintf(b, "| started | %s |\n", c.Started.UTC().Format(time.RFC3339))
+		rows = append(rows, []string{"started", c.Started.UTC().Format(time.RFC3339)})
 	}
 	if !c.Started.IsZero() && !c.Finished.IsZero() {
-		fmt.Fprintf(b, "| duration | %s |\n", c.Finished.Sub(c.Started).Round(time.Millisecond))
+		rows = append(rows, []string{"duration", c.Finished.Sub(c.Started).Round(time.Millisecond).String()})
 	}
-	b.WriteString("\n")
+	writeTable(b, []string{"run", ""}, rows, 1)
 }
 
 // writeBudgets writes how much of each budget the run used.
@@ -61,15 +63,15 @@ func writeBudgets(b *strings.Builder, c Certification) {
 		b.WriteString("none recorded\n\n")
 		return
 	}
-	b.WriteString("| budget | used | limit |\n|---|---|---|\n")
+	var rows [][]string
 	for _, bu := range c.Budgets {
 		limit := bu.Limit
 		if limit == "" || limit == "0" {
 			limit = "unbounded"
 		}
-		fmt.Fprintf(b, "| %s | %s | %s |\n", mdText(bu.Name), mdText(bu.Used), mdText(limit))
+		rows = append(rows, []string{mdText(bu.Name), mdText(bu.Used), mdText(limit)})
 	}
-	b.WriteString("\n")
+	writeTable(b, []string{"budget", "used", "limit"}, rows, 3)
 }
 
 // writeRequirements writes a narrow table, verdict first, then per
@@ -80,12 +82,13 @@ func writeRequirements(b *strings.Builder, c Certification) {
 	if len(c.Requirements) == 0 {
 		b.WriteString("none tested\n\n")
 	} else {
-		b.WriteString("| verdict | requirement | level | against | exchanges |\n|---|---|---|---|---|\n")
+		var rows [][]string
 		for _, r := range c.Requirements {
-			fmt.Fprintf(b, "| %s | %s | %s | %s | %d |\n", verdictCell(r.Verdict), code(r.ID, true),
-				mdText(r.Level), mdText(r.Against), len(r.Evidence))
+			rows = append(rows, []string{verdictCell(r.Verdict), code(r.ID, true), mdText(r.Level), mdText(r.Against),
+				strconv.Itoa(len(r.Evidence))})
 		}
-		b.WriteString("\nWhat each checks, where its rule comes from, and why a verdict is not PASS:\n\n")
+		writeTable(b, []string{"verdict", "requirement", "level", "against", "exchanges"}, rows, 2)
+		b.WriteString("What each checks, where its rule comes from, and why a verdict is not PASS:\n\n")
 		for _, r := range c.Requirements {
 			fmt.Fprintf(b, "- %s: %s Source: %s.", code(r.ID, false), mdText(r.Title), mdText(r.Source))
 			if r.Reason != "" {
@@ -123,7 +126,6 @@ func writeInvariants(b *strings.Builder, c Certification) {
 	if len(c.Invariants) == 0 {
 		return
 	}
-	b.WriteString("| verdict | invariant | evaluated | over |\n|---|---|---|---|\n")
 	type group struct {
 		verdict Verdict
 		reason  string
@@ -131,9 +133,10 @@ func writeInvariants(b *strings.Builder, c Certification) {
 	}
 	var groups []*group
 	byReason := map[string]*group{}
+	var rows [][]string
 	for _, i := range c.Invariants {
-		fmt.Fprintf(b, "| %s | %s | %d | %d %s |\n", verdictCell(i.Verdict), code(i.Name, true),
-			i.Evaluations, i.Subjects, mdText(i.Subject))
+		rows = append(rows, []string{verdictCell(i.Verdict), code(i.Name, true), strconv.Itoa(i.Evaluations),
+			strings.TrimSpace(fmt.Sprintf("%d %s", i.Subjects, mdText(i.Subject)))})
 		if i.Reason == "" {
 			continue
 		}
@@ -144,7 +147,7 @@ func writeInvariants(b *strings.Builder, c Certification) {
 		}
 		byReason[k].names = append(byReason[k].names, code(i.Name, false))
 	}
-	b.WriteString("\n")
+	writeTable(b, []string{"verdict", "invariant", "evaluated", "over"}, rows, 2)
 	sort.SliceStable(groups, func(x, y int) bool { return groups[x].verdict == Fail && groups[y].verdict != Fail })
 	for _, g := range groups {
 		fmt.Fprintf(b, "- %s %s: %s\n", g.verdict, strings.Join(g.names, ", "), mdText(g.reason))
@@ -178,6 +181,6 @@ func writeEvidence(b *strings.Builder, c Certification) {
 	b.WriteString("## Evidence\n\n")
 	for _, r := range withEvidence {
 		fmt.Fprintf(b, "### Evidence: %s\n\n", evidenceHeading(r.ID))
-		writeExchanges(b, models.Snapshot{Exchanges: r.Evidence})
+		writeEvidenceTable(b, models.Snapshot{Exchanges: r.Evidence})
 	}
 }

@@ -154,7 +154,8 @@ func readOutputs(t *testing.T, path string, out map[string]string) {
 // a runner would against idemcheck serve --mutant replay-new-charge,
 // install the CLI, certify, write the exit code, the page and a
 // per-use artefact name to GITHUB_OUTPUT, append the page (which leads
-// with the verdict and the counts) to GITHUB_STEP_SUMMARY, and fail the
+// with the verdict and the counts) to GITHUB_STEP_SUMMARY with the
+// artefact's name and the report.html to open in it, and fail the
 // job on the FAIL; with no URL the first step fails with exit 2 and
 // nothing else runs.
 func TestActionStepsRunLocally(t *testing.T) {
@@ -180,7 +181,8 @@ func TestActionStepsRunLocally(t *testing.T) {
 	if !strings.HasPrefix(summary, "# idemcheck certification: FAIL\nRequirements (17): ") {
 		t.Errorf("the job summary does not start with the page's verdict and counts:\n%.300s", summary)
 	}
-	if want := "\nThe run folder is uploaded as the artefact `" + out["artifact-name"] + "`.\n"; !strings.HasSuffix(summary, want) {
+	runFolder := filepath.Base(filepath.Dir(out["page"]))
+	if want := "\nThe run folder is uploaded as the artefact `" + out["artifact-name"] + "`; open `" + runFolder + "/report.html` in it.\n"; !strings.HasSuffix(summary, want) {
 		t.Errorf("the job summary does not end with %q", want)
 	}
 	other, _, _ := runAction(t, t.TempDir(), map[string]string{"url": url, "profile": profile, "checks": "3", "seed": "7", "budget-requests": "400"})

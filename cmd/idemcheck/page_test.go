@@ -4,10 +4,12 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // TestCertifyFailPageLeadsWithReproduction is the newcomer's 30-second
@@ -60,5 +62,42 @@ func TestCertifyFailPageLeadsWithReproduction(t *testing.T) {
 	created := regexp.MustCompile(`(?m)^\{"id":"(ch_[0-9]+)"`).FindAllStringSubmatch(string(out), -1)
 	if len(created) != 2 || created[0][1] == created[1][1] {
 		t.Errorf("%s: want two creates answered with two different charges, got %v:\n%s", m[1], created, out)
+	}
+}
+
+// The FAIL page of replay-new-charge, and the job summary that gets it,
+// read in a 100-column terminal (issue 23, item 1): no table row is wider
+// (before, a lookup's "GET /v1/charges?merchant_reference=…" row was 143
+// characters and an evidence table's header 105); a lookup's query stays
+// on the page, in a note under its table.
+func TestCertifyFailPageFitsATerminal(t *testing.T) {
+	url := serve(t, "--mutant", "replay-new-charge")
+	summary := filepath.Join(t.TempDir(), "summary.md")
+	code, stdout, stderr := idemcheck(t, []string{"GITHUB_STEP_SUMMARY=" + summary}, "certify", url, "--profile", profile,
+		"--checks", "3", "--seed", "7", "--budget-requests", "400", "--report-dir", t.TempDir())
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (FAIL); stderr:\n%s", code, stderr)
+	}
+	for _, path := range []string{strings.TrimSpace(stdout), summary} {
+		md, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := 0
+		for line := range strings.SplitSeq(string(md), "\n") {
+			if !strings.HasPrefix(line, "|") {
+				continue
+			}
+			rows++
+			if n := utf8.RuneCountInString(line); n > 100 {
+				t.Errorf("%s: a table row of %d characters:\n%s", filepath.Base(path), n, line)
+			}
+		}
+		if rows < 40 {
+			t.Errorf("%s: %d table rows; want the page's tables (run, budgets, requirements, invariants, evidence)", filepath.Base(path), rows)
+		}
+		if !regexp.MustCompile(`(?m)^- \[[0-9]+\] GET /v1/charges\?merchant_reference=idemcheck-[0-9a-f]+-[a-z-]+-[0-9]+$`).Match(md) {
+			t.Errorf("%s: no lookup's query in a note under its table", filepath.Base(path))
+		}
 	}
 }

@@ -133,6 +133,8 @@ func runProperty(verb string, c *propertyConfig, targs []string, stdout, stderr 
 	stop, _, release := onSignal(stderr, true)
 	defer release()
 	cfg.OnStart = func(s *conformance.Stats) { stats = s } // also when the run fails: Run does not return then
+	progress := reports.NewProgress(stderr, 0, 0)
+	cfg.OnShrink = func(invariant string, steps int) { _ = progress.Shrink(invariant, steps, "") } // certify's lines
 	failed, err := gotest.Run("idemcheck", append(targs, testFlags(c.verbose)...), log.out(), func(t *testing.T) { stats = conformance.Run(t, cfg) })
 	folder := ""
 	if stats != nil {

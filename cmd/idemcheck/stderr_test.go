@@ -80,17 +80,24 @@ func TestCertifyFailureKeepsStderrShort(t *testing.T) {
 }
 
 // TestRunFailureKeepsStderrShort: idemcheck run with a client mutant
-// prints the deviation's summary (invariant, steps, report, replay line)
-// and the rapid.log of its run folder, not rapid's draws. Regression
-// (outside tester): every draw went to stderr.
+// prints its shrink progress as certify does (a few lines: a new shortest
+// sequence, then doubling intervals; before, run shrank in silence), the
+// deviation's summary (invariant, steps, report, replay line) and the
+// rapid.log of its run folder, not rapid's draws. Regression (outside
+// tester): every draw went to stderr.
 func TestRunFailureKeepsStderrShort(t *testing.T) {
 	dir := t.TempDir()
 	code, _, stderr := idemcheckIn(t, dir, nil, "run", "--mutant", "fresh-key-per-request", "--checks", "20", "--seed", "1", "--report-dir", "reports")
 	if code != 1 {
 		t.Fatalf("exit %d, want 1; stderr:\n%s", code, stderr)
 	}
-	if n := strings.Count(stderr, "\n"); n >= 10 || strings.Contains(stderr, "[rapid]") {
-		t.Errorf("stderr holds %d lines (want fewer than 10, none of rapid's):\n%s", n, stderr)
+	shrinking := regexp.MustCompile(`(?m)^idemcheck: shrinking one-key-per-intent: now [0-9]+ shopper steps?, [0-9]+ shrink checks\n`)
+	lines := shrinking.FindAllString(stderr, -1)
+	if len(lines) == 0 || len(lines) > 12 {
+		t.Errorf("stderr holds %d shrink progress lines (want 1 to 12, in certify's style; issue 23, item 2):\n%s", len(lines), stderr)
+	}
+	if n := strings.Count(shrinking.ReplaceAllString(stderr, ""), "\n"); n >= 10 || strings.Contains(stderr, "[rapid]") {
+		t.Errorf("stderr holds %d lines besides the shrink progress (want fewer than 10, none of rapid's):\n%s", n, stderr)
 	}
 	m := deviationRE.FindStringSubmatch(stderr)
 	if m == nil || m[1] != "one-key-per-intent" {

@@ -10,9 +10,11 @@ import (
 )
 
 // verdictLine writes the last line a verb prints on stderr: the verdict,
-// the counts behind it and where the report is — "idemcheck: FAIL ·
-// requirements (17): 7 PASS, 9 FAIL, 0 INCONCLUSIVE, 1 NOT JUDGED; … ·
-// report: idemcheck-reports/<run>/certification.md".
+// the counts behind it and where the report is, with the run folder's
+// report.html when it has one — "idemcheck: FAIL · requirements (17): 7
+// PASS, 9 FAIL, 0 INCONCLUSIVE, 1 NOT JUDGED; … · report:
+// idemcheck-reports/<run>/certification.md · html:
+// idemcheck-reports/<run>/report.html".
 func verdictLine(w io.Writer, v reports.Verdict, counts, report string) {
 	line := "idemcheck: " + string(v)
 	if counts != "" {
@@ -20,6 +22,11 @@ func verdictLine(w io.Writer, v reports.Verdict, counts, report string) {
 	}
 	if report != "" {
 		line += " · report: " + report
+		if html := filepath.Join(filepath.Dir(report), reports.ReportFile); report != html {
+			if _, err := os.Stat(html); err == nil {
+				line += " · html: " + html
+			}
+		}
 	}
 	fmt.Fprintln(w, line)
 }
