@@ -10,6 +10,7 @@ import (
 	"github.com/idemcheck/idemcheck/conformance/check"
 	"github.com/idemcheck/idemcheck/conformance/internal/machine"
 	"github.com/idemcheck/idemcheck/reports"
+	"github.com/idemcheck/idemcheck/sut/remote"
 	"github.com/idemcheck/idemcheck/sut/service"
 )
 
@@ -57,6 +58,7 @@ type options struct {
 	service ServiceOptions
 	cfg     Config
 	haveCfg bool
+	dialect string
 }
 
 // WithConfig runs CheckClient or CheckService on cfg instead of FromEnv's
@@ -70,6 +72,28 @@ func WithConfig(cfg Config) Option {
 // (see Timings).
 func WithTimings(t Timings) Option {
 	return func(o *options) { o.timings = t }
+}
+
+// WithDialect makes the embedded provider speak dialect to the client
+// under test: "reference" (default; docs/provider-api.md) or "stripe",
+// Stripe's API as its SDKs call it (provider.Provider.Stripe: form bodies
+// on POST /v1/charges, /v1/payment_intents with confirm=true and
+// /v1/refunds; retrieve, list and search by
+// metadata['merchant_reference']; Stripe's error JSON; opaque bare keys
+// of at most 255 characters, Idempotent-Replayed;
+// https://docs.stripe.com/api/idempotent_requests,
+// https://docs.stripe.com/api/errors). A client built on a provider's SDK
+// then runs unchanged, pointed at checkout.Env.BaseURL, HTTPClient and
+// APIKey. Its requests are recorded and judged in the dialect (key-format
+// takes any key Stripe takes; the report's curl script replays its form
+// bodies); the provider-only invariants (replay-consistent,
+// mismatch-rejected, equivalent-requests-agree, key-scoped-per-account)
+// are NOT JUDGED, as they would judge the harness's own translation
+// (idemcheck certify --dialect stripe judges it). The embedded provider
+// only: with IDEMCHECK_PROVIDER a URL, WireMock or the Redis store the
+// run fails before its first sequence.
+func WithDialect(dialect string) Option {
+	return func(o *options) { o.dialect = dialect }
 }
 
 // WithService sets CheckService's bounds (CheckClient ignores them).
@@ -146,7 +170,11 @@ func checkUnderTest(t *testing.T, u *machine.UnderTest, opts []Option) *Stats {
 	if cfg.Instances > 1 {
 		t.Fatalf("conformance: CheckClient runs one client instance (Instances=%d is the reference client's)", cfg.Instances)
 	}
+	if why := dialectRefused(o.dialect, cfg); why != "" {
+		t.Fatal("conformance: " + why)
+	}
 	u.TotalTimeout, u.AbandonAfter, u.Interval = o.timings.TotalTimeout, o.timings.AbandonAfter, o.timings.Interval
+	u.Dialect = o.dialect
 	if u.Launch != nil {
 		u.CallTimeout, u.MaxDuration = o.service.CallTimeout, o.service.MaxDuration
 		if u.MaxDuration <= 0 {
@@ -161,6 +189,22 @@ func checkUnderTest(t *testing.T, u *machine.UnderTest, opts []Option) *Stats {
 		t.Errorf("conformance: %s", why)
 	}
 	return stats
+}
+
+// dialectRefused says why dialect cannot be served to a client under
+// cfg's provider, or "": only the embedded provider (in memory) speaks
+// Stripe's API.
+func dialectRefused(dialect string, cfg Config) string {
+	switch dialect {
+	case "", remote.DialectReference:
+		return ""
+	case remote.DialectStripe:
+		if (cfg.Provider != "" && cfg.Provider != ProviderEmbedded) || (cfg.ProviderStore != "" && cfg.ProviderStore != StoreMemory) {
+			return fmt.Sprintf("the stripe dialect is served by the embedded provider in memory only, not provider %q with store %q", cfg.Provider, cfg.ProviderStore)
+		}
+		return ""
+	}
+	return fmt.Sprintf("unknown dialect %q (want %q or %q)", dialect, remote.DialectReference, remote.DialectStripe)
 }
 
 // nothingJudged says why a run that ran its sequences to the end judged
