@@ -14,6 +14,16 @@ import (
 // and invariant that retries a key sees it.
 const CauseReplayChargesAgain = "replay-charges-again"
 
+// CauseDeclinesNotStored is the cause of a provider that does not store a
+// declined key's 402: a decline sent again runs the card again (another
+// body), and another card under the declined key can charge.
+const CauseDeclinesNotStored = "declines-not-stored"
+
+// CauseNoInflightLock is the cause of a provider whose key holds no lock
+// while its first request is processed: concurrent requests under one
+// key (a double click, with the same or another amount) each charge.
+const CauseNoInflightLock = "no-inflight-lock"
+
 // needsReplay are the requirements whose judgement needs a working
 // replay (they compare a probe's answer with the replay of the first
 // create): with CauseReplayChargesAgain they are NOT JUDGED because of it.
@@ -110,20 +120,9 @@ func Explain(c *reports.Certification) {
 		if !ok {
 			sev = reports.LosesPayment
 		}
-		var k *reports.Cause
-		switch status, refused := refusal(r.Evidence); {
-		case sev == reports.ChargesTwice && r.ID != ReqDeclinedKey && !twoCharges(r.Evidence) && refused:
-			k = cause(fmt.Sprintf("refused-%d", status), reports.RefusesWrongly,
-				fmt.Sprintf("a keyed create is refused with %d where the draft wants it processed or replayed; one charge is kept: the deviation is in the status alone", status),
-				r.Reason, r.Reproduce)
-		case sev == reports.ChargesTwice && r.ID != ReqDeclinedKey && !twoCharges(r.Evidence):
-			k = cause(r.ID+"-status-only", reports.LosesPayment,
-				"the answer differs from the one the draft wants, but one charge is kept: the deviation is in the status alone",
-				r.Reason, r.Reproduce)
-		default:
-			k = cause(r.ID, sev, strings.TrimSuffix(r.Title, "."), r.Reason, r.Reproduce)
-		}
+		k, own := explainRequirement(*r, sev, cause)
 		k.Requirements = append(k.Requirements, r.ID)
+		k.Severity = worse(k.Severity, own)
 	}
 	failed := map[string]bool{}
 	for _, d := range c.Deviations {
@@ -131,12 +130,12 @@ func Explain(c *reports.Certification) {
 			continue
 		}
 		failed[d.Invariant] = true
-		explainInvariant(d.Invariant, d.Message, d.Replay, replay, cause)
+		explainInvariant(d.Invariant, d.Message, d.Replay, replay, byID[CauseDeclinesNotStored], cause)
 	}
 	for _, inv := range c.Invariants {
 		if inv.Verdict == reports.Fail && !failed[inv.Name] {
 			failed[inv.Name] = true
-			explainInvariant(inv.Name, inv.Reason, c.Rerun, replay, cause)
+			explainInvariant(inv.Name, inv.Reason, c.Rerun, replay, byID[CauseDeclinesNotStored], cause)
 		}
 	}
 	slices.SortStableFunc(causes, func(a, b *reports.Cause) int {
@@ -148,12 +147,48 @@ func Explain(c *reports.Certification) {
 	}
 }
 
+// explainRequirement is the cause FAIL requirement r shows (made by
+// cause) and the severity r itself gives it: sev, r's severityOf, for a
+// cause of its own or a group's, lower for a status-only deviation.
+func explainRequirement(r reports.RequirementResult, sev reports.Severity,
+	cause func(id string, sev reports.Severity, sentence, reason, reproduce string) *reports.Cause) (*reports.Cause, reports.Severity) {
+	guardsCharge := sev == reports.ChargesTwice && r.ID != ReqDeclinedKey
+	switch status, refused := refusal(r.Evidence, r.ID != ReqMismatch && r.ID != ReqInflightMismatch); {
+	case (r.ID == ReqConcurrent || r.ID == ReqInflightMismatch) && twoCharges(r.Evidence):
+		return cause(CauseNoInflightLock, reports.ChargesTwice,
+			"concurrent requests under one key are each processed: the key holds no lock while its first request runs, so a double click charges twice",
+			r.Reason, r.Reproduce), reports.ChargesTwice
+	case r.ID == ReqDeclinedKey:
+		return cause(CauseDeclinesNotStored, reports.ChargesTwice, declinesSentence, r.Reason, r.Reproduce), reports.ChargesTwice
+	case r.ID == ReqReplay && declineRunAgain(r.Evidence) && !twoCharges(r.Evidence):
+		return cause(CauseDeclinesNotStored, reports.LosesPayment, declinesSentence, r.Reason, r.Reproduce), reports.LosesPayment
+	case guardsCharge && !twoCharges(r.Evidence) && refused:
+		return cause(fmt.Sprintf("refused-%d", status), reports.RefusesWrongly,
+			fmt.Sprintf("a keyed create is refused with %d where the draft wants it processed or replayed; one charge is kept: the deviation is in the status alone", status),
+			r.Reason, r.Reproduce), reports.RefusesWrongly
+	case guardsCharge && !twoCharges(r.Evidence):
+		return cause(r.ID+"-status-only", reports.LosesPayment,
+			"the answer differs from the one the draft wants, but one charge is kept: the deviation is in the status alone",
+			r.Reason, r.Reproduce), reports.LosesPayment
+	}
+	return cause(r.ID, sev, strings.TrimSuffix(r.Title, "."), r.Reason, r.Reproduce), sev
+}
+
+// declinesSentence is CauseDeclinesNotStored's sentence.
+const declinesSentence = "a declined key's 402 is not stored: a decline sent again runs the card again, and another card under the key is processed"
+
 // explainInvariant adds a failed invariant to the replay cause when that
-// explains it, else to a cause of its own (made by cause).
-func explainInvariant(name, message, reproduce string, replay *reports.Cause,
+// explains it, to the declines cause when its message is about a 402
+// answered again, else to a cause of its own (made by cause).
+func explainInvariant(name, message, reproduce string, replay, declines *reports.Cause,
 	cause func(id string, sev reports.Severity, sentence, reason, reproduce string) *reports.Cause) {
-	k := replay
-	if k == nil || !slices.Contains(replayInvariants, name) {
+	var k *reports.Cause
+	switch {
+	case replay != nil && slices.Contains(replayInvariants, name):
+		k = replay
+	case declines != nil && name == "replay-consistent" && strings.Contains(message, "answered 402, then 402"):
+		k = declines
+	default:
 		sev, ok := invariantSeverity[name]
 		if !ok {
 			sev = reports.LosesPayment
@@ -164,6 +199,32 @@ func explainInvariant(name, message, reproduce string, replay *reports.Cause,
 		k.Reproduce = reproduce
 	}
 	k.Invariants = append(k.Invariants, name)
+}
+
+// worse is the worse of two severities (Severities' order).
+func worse(a, b reports.Severity) reports.Severity {
+	if slices.Index(reports.Severities, b) < slices.Index(reports.Severities, a) {
+		return b
+	}
+	return a
+}
+
+// declineRunAgain reports whether evs hold one key and body declined
+// (402) twice with different bodies: the decline ran again, it was not
+// replayed.
+func declineRunAgain(evs []models.Exchange) bool {
+	first := map[string]string{}
+	for _, e := range evs {
+		if !e.IsPost() || !e.HasKey || e.ProviderStatus != 402 {
+			continue
+		}
+		k := e.KeyHeader + "\x00" + e.Fingerprint
+		if f, ok := first[k]; ok && f != e.ProviderBodyDigest {
+			return true
+		}
+		first[k] = e.ProviderBodyDigest
+	}
+	return false
 }
 
 // chargedAgain reports whether evs hold one Idempotency-Key header and
@@ -211,14 +272,15 @@ func twoCharges(evs []models.Exchange) bool {
 }
 
 // refusal is the first status a keyed create was refused with that the
-// draft does not give a create (a 4xx other than 402 declined, 409 in
-// flight, 422 another body and 429 slow down), as the provider answered
-// it and with no fault injected.
-func refusal(evs []models.Exchange) (int, bool) {
+// draft does not give a create: a 4xx other than 402 (declined), 409 (in
+// flight), 429 (slow down) and, unless with422, 422 (another body; an
+// equivalent request refused as another body is a wrong refusal), as the
+// provider answered it and with no fault injected.
+func refusal(evs []models.Exchange, with422 bool) (int, bool) {
 	for _, e := range evs {
 		s := e.ProviderStatus
 		if e.IsPost() && e.HasKey && (e.Fault == "" || e.Fault == "pass") && s >= 400 && s < 500 &&
-			s != 402 && s != 409 && s != 422 && s != 429 {
+			s != 402 && s != 409 && s != 429 && (with422 || s != 422) {
 			return s, true
 		}
 	}

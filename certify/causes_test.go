@@ -125,3 +125,47 @@ func TestExplainNothingFailed(t *testing.T) {
 	assert.Empty(t, c.Causes)
 	assert.NotContains(t, c.Counts(), "causes")
 }
+
+// Four planted bugs (quoted-key-distinct, order-sensitive-fingerprint,
+// errors-not-stored, no-inflight-lock) read as four causes, not seven:
+// the two concurrency requirements are one missing in-flight lock, the
+// decline run again, the declined key that charged and the property's
+// "402, then 402" are one declined key not stored, and an equivalent
+// request refused with 422 as another body is a wrong refusal.
+func TestExplainFourBugsAreFourCauses(t *testing.T) {
+	decline := func(digest string) models.Exchange {
+		e := create(`"d"`, "fd", "rd", 402, "")
+		e.ProviderBodyDigest = digest
+		return e
+	}
+	c := reports.Certification{
+		Requirements: []reports.RequirementResult{
+			fail(certify.ReqReplay, "a retried decline answered 402 with another body, not the first 402", decline("a1"), decline("b2")),
+			fail(certify.ReqConcurrent, "3 concurrent requests with one key: 3 charges",
+				create(`"c"`, "fc", "rc", 201, "ch_6"), create(`"c"`, "fc", "rc", 201, "ch_7")),
+			fail(certify.ReqQuotedKey, "the two forms are two keys",
+				create(`"q"`, "fq", "rq", 201, "ch_1"), create(`q`, "fq", "rq", 201, "ch_2")),
+			fail(certify.ReqShapes, "with the fields in another order it was refused with 422 as another body",
+				create(`"s"`, "fs", "rs", 201, "ch_12"), create(`"s"`, "fs2", "rs", 422, "")),
+			fail(certify.ReqDeclinedKey, "another card under the declined key answered 201 ch_19",
+				decline("a1"), create(`"d"`, "fd2", "rd", 201, "ch_19")),
+			fail(certify.ReqInflightMismatch, "two requests under one key with amounts 1099 and 1100 at once: 2 charges",
+				create(`"i"`, "f1099", "ri", 201, "ch_20"), create(`"i"`, "f1100", "ri", 201, "ch_21")),
+		},
+		Deviations: []reports.Deviation{{Invariant: "replay-consistent", Verdict: reports.Fail,
+			Message: "replay-consistent: order 1 intent 1: one key and body were answered 402, then 402: a completed key answers its first response"}},
+	}
+	certify.Explain(&c)
+	got := map[string][]string{}
+	var ids []string
+	for _, k := range c.Causes {
+		ids = append(ids, k.ID)
+		got[k.ID] = append(append([]string{string(k.Severity)}, k.Requirements...), k.Invariants...)
+	}
+	assert.Equal(t, []string{certify.CauseDeclinesNotStored, certify.CauseNoInflightLock, "refused-422", certify.ReqQuotedKey}, ids, "worst first, then in the order found")
+	assert.Equal(t, []string{"charges twice", certify.ReqConcurrent, certify.ReqInflightMismatch}, got[certify.CauseNoInflightLock])
+	assert.Equal(t, []string{"charges twice", certify.ReqReplay, certify.ReqDeclinedKey, "replay-consistent"}, got[certify.CauseDeclinesNotStored],
+		"the cause is as severe as the worst verdict that shows it")
+	assert.Equal(t, []string{"refuses wrongly", certify.ReqShapes}, got["refused-422"])
+	assert.Equal(t, []string{"format only", certify.ReqQuotedKey}, got[certify.ReqQuotedKey])
+}
