@@ -196,6 +196,20 @@ func TestCertifyOfAFailingProviderWritesItsPage(t *testing.T) {
 		}
 	}
 	require.Equal(t, reports.Fail, cert.Overall())
+	// One planted bug, one cause (issue 24, item 5): every FAIL of the run
+	// shows it, and what needs a replay is NOT JUDGED because of it.
+	require.Len(t, cert.Causes, 1, "%+v", cert.Causes)
+	cause := cert.Causes[0]
+	require.Equal(t, "replay-charges-again", cause.ID)
+	require.Equal(t, reports.ChargesTwice, cause.Severity)
+	require.Equal(t, failedInvariants, cause.Invariants)
+	require.Contains(t, cause.Requirements, "replay-returns-first-response")
+	require.Contains(t, cause.Explains, "quoted-key-equals-bare-key")
+	for _, r := range cert.Requirements {
+		if r.Verdict == reports.Fail {
+			require.Contains(t, cause.Requirements, r.ID, "a FAIL the cause does not list")
+		}
+	}
 	require.NotEmpty(t, cert.Deviations, out)
 	first := cert.Deviations[0]
 	require.Equal(t, "replay-consistent", first.Invariant)

@@ -117,6 +117,18 @@ func WriteCatalogueRun(dir string, started time.Time, test, summary string, devs
 	return filepath.Join(dir, folder, "catalogue.md"), nil
 }
 
+// shrinkCell is a deviation's shrink state as the catalogue's table shows
+// it: its first words ("minimal", "not minimal: budget"), before any
+// particulars in parentheses, and only "not minimal" when the rest is a
+// sentence; the list under the table gives it whole.
+func shrinkCell(minimal string) string {
+	cell, _, _ := strings.Cut(minimal, " (")
+	if len(cell) > 30 {
+		cell, _, _ = strings.Cut(cell, ": ")
+	}
+	return cell
+}
+
 // CatalogueMarkdown is the "Deviations" section of a page: a narrow
 // table, verdict first (the shrink state cut to its first words), then
 // each deviation's message, replay line, report, curl script and
@@ -133,8 +145,7 @@ func CatalogueMarkdown(devs []Deviation, prefix string) string {
 		"A baseline file (IDEMCHECK_BASELINE) listing a category or an invariant name turns its FAIL into KNOWN.\n\n")
 	var rows [][]string
 	for i, d := range devs {
-		shrink, _, _ := strings.Cut(d.Minimal, " (")
-		rows = append(rows, []string{strconv.Itoa(i + 1), verdictCell(d.Verdict), code(d.Invariant, true), strconv.Itoa(d.Steps), mdText(shrink)})
+		rows = append(rows, []string{strconv.Itoa(i + 1), verdictCell(d.Verdict), code(d.Invariant, true), strconv.Itoa(d.Steps), mdText(shrinkCell(d.Minimal))})
 	}
 	writeTable(&b, []string{"#", "verdict", "invariant", "steps", "shrink"}, rows, 3)
 	for i, d := range devs {
@@ -151,7 +162,7 @@ func CatalogueMarkdown(devs []Deviation, prefix string) string {
 		if len(files) > 0 {
 			fmt.Fprintf(&b, "   files: %s\n\n", strings.Join(files, " · "))
 		}
-		if strings.Contains(d.Minimal, " (") {
+		if d.Minimal != shrinkCell(d.Minimal) {
 			fmt.Fprintf(&b, "   shrink: %s\n\n", mdText(d.Minimal))
 		}
 		fmt.Fprintf(&b, "   category (for a baseline): %s\n\n", code(d.Category, false))

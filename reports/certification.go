@@ -113,6 +113,10 @@ type Certification struct {
 	Started  time.Time `json:"started"`
 	Finished time.Time `json:"finished"`
 	Budgets  []Budget  `json:"budgets,omitempty"`
+	// Causes are what is wrong with the provider, worst first, each with
+	// the requirements and invariants that show it (certify.Explain
+	// groups them); nil before grouping or when nothing failed.
+	Causes []Cause `json:"causes"`
 	// Requirements are in the documented order.
 	Requirements []RequirementResult `json:"requirements"`
 	// Invariants are the property's invariants over the run's random

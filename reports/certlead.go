@@ -9,8 +9,10 @@ import (
 	"github.com/idemcheck/idemcheck/models"
 )
 
-// Counts is the run's verdicts counted, on one line, as the page's
-// second line and the command's last line give them: "requirements (17):
+// Counts is the run's causes by severity, when it has some, and its
+// verdicts counted, on one line, as the page's second line and the
+// command's last line give them: "causes (1): 1 charges twice;
+// requirements (17):
 // 5 PASS, 9 FAIL, 0 INCONCLUSIVE, 1 NOT JUDGED, 2 NOT OFFERED; invariants
 // (14): …; deviations (2): 2 FAIL". PASS, FAIL, INCONCLUSIVE and NOT
 // JUDGED are always counted, KNOWN and NOT OFFERED when there are any;
@@ -18,7 +20,11 @@ import (
 // found some.
 func (c Certification) Counts() string {
 	reqs, _, _ := c.verdicts()
-	parts := []string{"requirements " + CountVerdicts(reqs)}
+	var parts []string
+	if len(c.Causes) > 0 {
+		parts = append(parts, CountCauses(c.Causes))
+	}
+	parts = append(parts, "requirements "+CountVerdicts(reqs))
 	if p := c.PropertyCounts(); p != "" {
 		parts = append(parts, p)
 	}

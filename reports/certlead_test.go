@@ -15,6 +15,17 @@ import (
 	"github.com/idemcheck/idemcheck/reports"
 )
 
+// writePage writes c's run folder under dir and returns its paths, its
+// page and the path of replay-returns-first-response's curl script.
+func writePage(t *testing.T, dir string, c reports.Certification) (reports.CertificationPaths, string, string) {
+	t.Helper()
+	p, err := reports.WriteCertificationRun(dir, c)
+	require.NoError(t, err)
+	md, err := os.ReadFile(p.Markdown)
+	require.NoError(t, err)
+	return p, string(md), filepath.Join(p.Dir, "replay-returns-first-response.curl.sh")
+}
+
 // The page leads with what to do: the verdict, the counts and the seed,
 // then the first failure's reason and the command that reproduces it —
 // all in its first five lines; the command runs a curl script in the run
@@ -24,12 +35,8 @@ func TestCertificationPageLeadsWithWhatToDo(t *testing.T) {
 	dir := t.TempDir()
 	c := certFixture()
 	c.Seed, c.Rerun = 42, "idemcheck certify -seed 42 https://sandbox.example/v1"
-	p, err := reports.WriteCertificationRun(dir, c)
-	require.NoError(t, err)
-	md, err := os.ReadFile(p.Markdown)
-	require.NoError(t, err)
-	script := filepath.Join(p.Dir, "replay-returns-first-response.curl.sh")
-	lines := strings.Split(string(md), "\n")
+	p, md, script := writePage(t, dir, c)
+	lines := strings.Split(md, "\n")
 	require.GreaterOrEqual(t, len(lines), 5)
 	assert.Equal(t, []string{
 		"# idemcheck certification: FAIL",
@@ -163,4 +170,40 @@ func TestProgressShrinkStaysShortOverALongShrink(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
 	assert.LessOrEqual(t, len(lines), 10, "%s", b.String())
 	assert.Contains(t, lines[len(lines)-1], "shrinking at-most-one-charge-per-order: now 2 shopper steps", "a new invariant is said")
+}
+
+// With causes, the page opens with one entry per cause, worst first
+// (issue 24, item 5): its severity, id, sentence and the first showing
+// verdict's particulars on one line, the command that reproduces it on
+// the next (the first showing requirement's curl script, once the run
+// folder holds it), then what shows it and what it leaves NOT JUDGED;
+// line 2 counts the causes by severity before the verdicts.
+func TestCertificationPageLeadsWithCauses(t *testing.T) {
+	dir := t.TempDir()
+	c := certFixture()
+	c.Seed = 42
+	c.Causes = []reports.Cause{
+		{ID: "replay-charges-again", Severity: reports.ChargesTwice, Sentence: "a completed key is charged again",
+			Reason: "the retry got a new charge id", Requirements: []string{"replay-returns-first-response"},
+			Invariants: []string{"replay-consistent"}, Explains: []string{"retention-window"}, Reproduce: "idemcheck replay x.fail"},
+		{ID: "quoted-key-equals-bare-key", Severity: reports.FormatOnly, Sentence: "the quoted key is refused"},
+	}
+	p, md, script := writePage(t, dir, c)
+	lines := strings.Split(md, "\n")
+	require.GreaterOrEqual(t, len(lines), 9)
+	assert.Equal(t, []string{
+		"# idemcheck certification: FAIL",
+		"Causes (2): 1 charges twice, 1 format only; requirements (3): 1 PASS, 1 FAIL, 1 INCONCLUSIVE, 0 NOT JUDGED; invariants (2): 1 PASS, 1 FAIL, 0 INCONCLUSIVE, 0 NOT JUDGED; seed `42`.",
+		"",
+		"1. **charges twice** `replay-charges-again`: a completed key is charged again (the retry got a new charge id)\\",
+		"   reproduce: `bash " + script + "`\\",
+		"   shown by `replay-returns-first-response`, invariant `replay-consistent`\\",
+		"   leaves NOT JUDGED `retention-window`",
+		"2. **format only** `quoted-key-equals-bare-key`: the quoted key is refused",
+		"",
+	}, lines[:9])
+	js, err := os.ReadFile(p.JSON)
+	require.NoError(t, err)
+	assert.Contains(t, string(js), `"reproduce": "bash `+script+`"`, "certification.json's cause carries the script too")
+	assert.Contains(t, string(js), `"severity": "format only"`)
 }

@@ -113,6 +113,12 @@ func evidenceAnchor(id string) string {
 func CertificationJSON(c Certification) ([]byte, error) {
 	c.Budgets = orEmpty(c.Budgets)
 	c.Invariants = orEmpty(c.Invariants)
+	causes := make([]Cause, 0, len(c.Causes))
+	for _, k := range c.Causes {
+		k.Requirements, k.Invariants = orEmpty(k.Requirements), orEmpty(k.Invariants)
+		causes = append(causes, k)
+	}
+	c.Causes = causes
 	if c.Coverage.Faults == nil {
 		c.Coverage.Faults = map[string]int{}
 	}

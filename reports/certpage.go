@@ -11,24 +11,34 @@ import (
 )
 
 // CertificationMarkdown renders c as one Markdown page that leads with
-// what to do: the verdict on line 1, the counts and the seed on line 2
-// (writeVerdict), then one entry per failure with its reason and the
-// command that reproduces it (writeFailures). The tables follow, each with its deciding
-// columns first and narrow enough for a 100-column terminal: the run
-// (provider without credentials, dialect, profile, run id, key form, start,
-// duration), the budgets used, requirement × verdict with what each
-// checks and where its rule comes from listed below, the invariants with
-// the run's coverage, the deviations, and the evidence exchanges, one
-// table per requirement.
+// what to do: the verdict on line 1, the counts (causes by severity,
+// verdicts) and the seed on line 2 (writeVerdict), then one entry per
+// cause with its sentence, its reproduction and what shows it
+// (writeCauses), or, for a run no one grouped into causes, one entry per
+// failure (writeFailures). The tables follow, each with its deciding
+// columns first and every row within MaxTableWidth (writeTable): the run
+// (provider without credentials, dialect, profile, run id, key form,
+// start, duration), the budgets used, requirement × verdict with what
+// each checks and where its rule comes from listed below, the invariants
+// with the run's coverage, the deviations, and the evidence exchanges,
+// one table per requirement.
 func CertificationMarkdown(c Certification) []byte {
 	var b strings.Builder
 	for _, section := range []func(*strings.Builder, Certification){
-		writeVerdict, // a section of causes belongs here, after the counts
-		writeFailures, writeRunTable, writeBudgets, writeRequirements, writeInvariants, writeDeviations, writeEvidence,
+		writeVerdict, writeLead, writeRunTable, writeBudgets, writeRequirements, writeInvariants, writeDeviations, writeEvidence,
 	} {
 		section(&b, c)
 	}
 	return []byte(b.String())
+}
+
+// writeLead writes what a reader acts on first: one entry per cause
+// when the run grouped its failures into causes (writeCauses), else one
+// per failure (writeFailures).
+func writeLead(b *strings.Builder, c Certification) {
+	if !writeCauses(b, c) {
+		writeFailures(b, c)
+	}
 }
 
 // writeRunTable writes which run this is.

@@ -200,7 +200,8 @@ type CertificationPaths struct {
 // with evidence <id>.curl.sh (its requests again, the command that runs
 // it in RequirementResult.Reproduce) and, for a requirement failed on a
 // history porcupine finds illegal, <id>.porcupine.html (its
-// visualisation, linked from the page); then rebuilds dir/index.md and,
+// visualisation, linked from the page), each cause's reproduction its
+// first requirement's script when it has one; then rebuilds dir/index.md and,
 // when GITHUB_STEP_SUMMARY is set, appends the Markdown page to it.
 func WriteCertificationRun(dir string, c Certification) (CertificationPaths, error) {
 	folder := RunFolder(c.Started, c.RunID)
@@ -219,6 +220,7 @@ func WriteCertificationRun(dir string, c Certification) (CertificationPaths, err
 			c.Requirements[i].Curl, c.Requirements[i].Reproduce = name, "bash "+shellWord(filepath.Join(p.Dir, name))
 		}
 	}
+	c.Causes = reproduceCauses(c)
 	js, err := CertificationJSON(c)
 	if err != nil {
 		return p, err

@@ -58,3 +58,16 @@ func TestFailureReportKeepsItsExchangeColumns(t *testing.T) {
 	md := string(reports.Markdown(fixture()))
 	assert.Contains(t, md, "| # | key | provider | client saw | charge | step | time | request | body | fault | Idempotent-Replayed |\n")
 }
+
+// A deviation whose shrink ended in a sentence keeps "not minimal" in its
+// row (what a reader and conformance's catalogue test read there), within
+// a terminal's width, and the sentence whole under the table. Before, the
+// row was 143 characters wide on replay-new-charge's page.
+func TestDeviationsTableFitsATerminal(t *testing.T) {
+	minimal := "not minimal: a smaller sequence failed once but did not fail again when rapid ran it a second time (timing: the run is in real time)"
+	md := reports.CatalogueMarkdown([]reports.Deviation{{Invariant: "at-most-one-charge-per-order", Verdict: reports.Fail,
+		Steps: 4, Minimal: minimal, Category: "c"}}, "../")
+	assert.Empty(t, tableRowsWiderThan(md, reports.MaxTableWidth))
+	assert.Contains(t, md, "| 1 | **FAIL** | `at-most-one-charge-per-order` | 4 | not minimal |\n")
+	assert.Contains(t, md, "   shrink: "+minimal+"\n")
+}

@@ -14,8 +14,11 @@ import (
 
 // TestCertifyFailPageLeadsWithReproduction is the newcomer's 30-second
 // test (issue 23): on the FAIL page of idemcheck serve --mutant
-// replay-new-charge the first five lines give the verdict, the counts,
-// the first failure's reason and the command that reproduces it; running
+// replay-new-charge the first five lines give the verdict, the counts
+// (one cause that charges twice, the requirements), the cause with the
+// first failure's reason and the command that reproduces it (issue 24,
+// item 5: nine requirements' FAILs were nine entries); stderr's last
+// line gives the same counts; running
 // that command shows the failure — one key and body answered with two
 // different charges — where the reference provider would answer the
 // same charge each time.
@@ -37,14 +40,17 @@ func TestCertifyFailPageLeadsWithReproduction(t *testing.T) {
 	head := strings.Join(lines[:5], "\n")
 	for i, re := range []string{
 		`^# idemcheck certification: FAIL$`,
-		"^Requirements \\(17\\): [0-9]+ PASS, [1-9][0-9]* FAIL, [0-9]+ INCONCLUSIVE, [0-9]+ NOT JUDGED.*; seed `7`\\.$",
+		"^Causes \\(1\\): 1 charges twice; requirements \\(17\\): [0-9]+ PASS, [1-9][0-9]* FAIL, [0-9]+ INCONCLUSIVE, [0-9]+ NOT JUDGED.*; seed `7`\\.$",
 		`^$`,
-		"^1\\. \\*\\*FAIL\\*\\* `replay-returns-first-response`: a retry with the same key and body answered 201 ch_[0-9]+, not the first response 201 ch_[0-9]+(; .*)?\\\\$",
+		"^1\\. \\*\\*charges twice\\*\\* `replay-charges-again`: a completed key is charged again[^(]* \\(a retry with the same key and body answered 201 ch_[0-9]+, not the first response 201 ch_[0-9]+(; .*)?\\)\\\\$",
 		"^   reproduce: `bash [^`]+/replay-returns-first-response\\.curl\\.sh`",
 	} {
 		if !regexp.MustCompile(re).MatchString(lines[i]) {
 			t.Errorf("line %d %q does not match %s; the page begins:\n%s", i+1, lines[i], re, head)
 		}
+	}
+	if last := strings.Split(strings.TrimRight(stderr, "\n"), "\n"); !strings.HasPrefix(last[len(last)-1], "idemcheck: FAIL · causes (1): 1 charges twice; requirements (17): ") {
+		t.Errorf("stderr's last line does not count the cause and the requirements: %q", last[len(last)-1])
 	}
 	m := regexp.MustCompile("reproduce: `(bash [^`]+)`").FindStringSubmatch(lines[4])
 	if m == nil {

@@ -38,7 +38,7 @@ func TestCertifyFailureKeepsStderrShort(t *testing.T) {
 	if strings.Contains(stderr, "[rapid]") {
 		t.Errorf("stderr holds rapid's draws without -v:\n%s", stderr)
 	}
-	for _, want := range []string{"] FAIL replay-returns-first-response: ", "idemcheck: done, ", "idemcheck: FAIL · requirements (17): ",
+	for _, want := range []string{"] FAIL replay-returns-first-response: ", "idemcheck: done, ", "idemcheck: FAIL · causes (1): 1 charges twice; requirements (17): ",
 		"idemcheck: shrinking replay-consistent: now "} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)

@@ -117,6 +117,7 @@ func Certify(t *testing.T, p Certification) (reports.Certification, reports.Cert
 	cert.Finished, cert.Budgets = time.Now().UTC(), prov.Meter().Budgets()
 	cert.BaselineUnused = pcfg.Baseline.unused(cert)
 	cert.Seed, cert.Rerun = p.Seed, rerunCommand(prov.Config(), p)
+	certify.Explain(&cert) // the failures grouped into causes, worst first; what a cause leaves unjudgeable NOT JUDGED
 	_ = progress.Done()
 
 	paths, err := reports.WriteCertificationRun(pcfg.ReportDir, cert)

@@ -1,0 +1,297 @@
+package certify
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/idemcheck/idemcheck/models"
+	"github.com/idemcheck/idemcheck/reports"
+)
+
+// CauseReplayChargesAgain is the cause of a provider whose completed key
+// answers a retry with the same body by charging again: every requirement
+// and invariant that retries a key sees it.
+const CauseReplayChargesAgain = "replay-charges-again"
+
+// CauseDeclinesNotStored is the cause of a provider that does not store a
+// declined key's 402: a decline sent again runs the card again (another
+// body), and another card under the declined key can charge.
+const CauseDeclinesNotStored = "declines-not-stored"
+
+// CauseNoInflightLock is the cause of a provider whose key holds no lock
+// while its first request is processed: concurrent requests under one
+// key (a double click, with the same or another amount) each charge.
+const CauseNoInflightLock = "no-inflight-lock"
+
+// needsReplay are the requirements whose judgement needs a working
+// replay (they compare a probe's answer with the replay of the first
+// create): with CauseReplayChargesAgain they are NOT JUDGED because of it.
+var needsReplay = []string{ReqQuotedKey, ReqShapes, ReqRetention, ReqReplayMarked}
+
+// severityOf is the severity of a requirement's FAIL when its evidence
+// shows what the requirement guards against; a requirement not listed is
+// LosesPayment. One that guards against a second charge whose evidence
+// keeps one charge is a status-only cause instead (statusOnly).
+var severityOf = map[string]reports.Severity{
+	ReqReplay: reports.ChargesTwice, ReqMismatch: reports.ChargesTwice, ReqConcurrent: reports.ChargesTwice,
+	ReqLostResponse: reports.ChargesTwice, ReqHangUp: reports.ChargesTwice, ReqRetries: reports.ChargesTwice,
+	ReqShapes: reports.ChargesTwice, ReqRetention: reports.ChargesTwice, ReqInflightMismatch: reports.ChargesTwice,
+	ReqRefundReplay: reports.ChargesTwice, ReqDeclinedKey: reports.ChargesTwice,
+	ReqCrossAccount: reports.LosesPayment, ReqEndpointScope: reports.LosesPayment,
+	ReqQuotedKey: reports.FormatOnly, ReqMissingKey: reports.FormatOnly, ReqReplayMarked: reports.FormatOnly,
+	ReqProblemDetails: reports.FormatOnly,
+}
+
+// invariantSeverity is the severity of a deviation of an invariant that
+// no requirement's cause explains; one not listed is LosesPayment.
+var invariantSeverity = map[string]reports.Severity{
+	"at-most-one-charge-per-order": reports.ChargesTwice, "books-balance": reports.ChargesTwice,
+	"replay-consistent": reports.ChargesTwice, "mismatch-rejected": reports.ChargesTwice,
+	"one-key-per-intent": reports.ChargesTwice, "no-unsafe-retry": reports.ChargesTwice,
+	"key-format": reports.FormatOnly,
+}
+
+// replayInvariants are the invariants a provider that charges a replay
+// again breaks: their deviations show CauseReplayChargesAgain when it is
+// a cause of the run.
+var replayInvariants = []string{"replay-consistent", "at-most-one-charge-per-order", "books-balance"}
+
+// Explain groups c's failures into causes (c.Causes, worst first; nil
+// when nothing failed) and marks the requirements a cause leaves
+// unjudgeable NOT JUDGED "because of <cause>" (issue 24, item 5):
+//
+//   - A FAIL of replay-returns-first-response whose evidence holds one
+//     key and body answered with two charges is CauseReplayChargesAgain;
+//     then the requirements that need a replay (needsReplay) are NOT
+//     JUDGED because of it, every other FAIL requirement whose evidence
+//     holds such a pair shows it, and so do the deviations of the
+//     invariants a charged replay breaks.
+//   - A requirement guarding against a second charge whose evidence
+//     keeps one charge per merchant reference deviates in the status
+//     alone: a lower-severity cause, "refused-<status>" (refuses wrongly)
+//     when a keyed create was refused with a 4xx other than 402, 409,
+//     422 and 429, shared by every requirement so refused; else its own
+//     (loses or blocks a payment).
+//   - Any other FAIL requirement is its own cause (severityOf), and a
+//     FAIL deviation or invariant no cause explains is its invariant's.
+//
+// KNOWN and other verdicts are not causes. Explain is idempotent.
+func Explain(c *reports.Certification) {
+	var causes []*reports.Cause
+	byID := map[string]*reports.Cause{}
+	cause := func(id string, sev reports.Severity, sentence, reason, reproduce string) *reports.Cause {
+		if k := byID[id]; k != nil {
+			return k
+		}
+		k := &reports.Cause{ID: id, Severity: sev, Sentence: sentence, Reason: reason, Reproduce: reproduce}
+		byID[id] = k
+		causes = append(causes, k)
+		return k
+	}
+	var replay *reports.Cause
+	for _, r := range c.Requirements {
+		if r.ID == ReqReplay && r.Verdict == reports.Fail && chargedAgain(r.Evidence) {
+			replay = cause(CauseReplayChargesAgain, reports.ChargesTwice,
+				"a completed key is charged again: a retry with the same key and body gets a new charge, not the first response",
+				r.Reason, r.Reproduce)
+		}
+	}
+	for i := range c.Requirements {
+		r := &c.Requirements[i]
+		if replay != nil && r.Verdict == reports.NotJudged && strings.HasPrefix(r.Reason, "because of "+replay.ID+" ") {
+			replay.Explains = append(replay.Explains, r.ID) // explained by an earlier Explain
+		}
+		if r.Verdict != reports.Fail {
+			continue
+		}
+		switch {
+		case replay != nil && slices.Contains(needsReplay, r.ID):
+			r.Verdict = reports.NotJudged
+			r.Reason = fmt.Sprintf("because of %s (%s): its judgement needs a replay; it saw: %s",
+				replay.ID, replay.Sentence, strings.TrimSuffix(r.Reason, "."))
+			replay.Explains = append(replay.Explains, r.ID)
+			continue
+		case replay != nil && chargedAgain(r.Evidence):
+			replay.Requirements = append(replay.Requirements, r.ID)
+			continue
+		}
+		sev, ok := severityOf[r.ID]
+		if !ok {
+			sev = reports.LosesPayment
+		}
+		k, own := explainRequirement(*r, sev, cause)
+		k.Requirements = append(k.Requirements, r.ID)
+		k.Severity = worse(k.Severity, own)
+	}
+	failed := map[string]bool{}
+	for _, d := range c.Deviations {
+		if d.Verdict != reports.Fail || failed[d.Invariant] {
+			continue
+		}
+		failed[d.Invariant] = true
+		explainInvariant(d.Invariant, d.Message, d.Replay, replay, byID[CauseDeclinesNotStored], cause)
+	}
+	for _, inv := range c.Invariants {
+		if inv.Verdict == reports.Fail && !failed[inv.Name] {
+			failed[inv.Name] = true
+			explainInvariant(inv.Name, inv.Reason, c.Rerun, replay, byID[CauseDeclinesNotStored], cause)
+		}
+	}
+	slices.SortStableFunc(causes, func(a, b *reports.Cause) int {
+		return slices.Index(reports.Severities, a.Severity) - slices.Index(reports.Severities, b.Severity)
+	})
+	c.Causes = nil
+	for _, k := range causes {
+		c.Causes = append(c.Causes, *k)
+	}
+}
+
+// explainRequirement is the cause FAIL requirement r shows (made by
+// cause) and the severity r itself gives it: sev, r's severityOf, for a
+// cause of its own or a group's, lower for a status-only deviation.
+func explainRequirement(r reports.RequirementResult, sev reports.Severity,
+	cause func(id string, sev reports.Severity, sentence, reason, reproduce string) *reports.Cause) (*reports.Cause, reports.Severity) {
+	guardsCharge := sev == reports.ChargesTwice && r.ID != ReqDeclinedKey
+	switch status, refused := refusal(r.Evidence, r.ID != ReqMismatch && r.ID != ReqInflightMismatch); {
+	case (r.ID == ReqConcurrent || r.ID == ReqInflightMismatch) && twoCharges(r.Evidence):
+		return cause(CauseNoInflightLock, reports.ChargesTwice,
+			"concurrent requests under one key are each processed: the key holds no lock while its first request runs, so a double click charges twice",
+			r.Reason, r.Reproduce), reports.ChargesTwice
+	case r.ID == ReqDeclinedKey:
+		return cause(CauseDeclinesNotStored, reports.ChargesTwice, declinesSentence, r.Reason, r.Reproduce), reports.ChargesTwice
+	case r.ID == ReqReplay && declineRunAgain(r.Evidence) && !twoCharges(r.Evidence):
+		return cause(CauseDeclinesNotStored, reports.LosesPayment, declinesSentence, r.Reason, r.Reproduce), reports.LosesPayment
+	case guardsCharge && !twoCharges(r.Evidence) && refused:
+		return cause(fmt.Sprintf("refused-%d", status), reports.RefusesWrongly,
+			fmt.Sprintf("a keyed create is refused with %d where the draft wants it processed or replayed; one charge is kept: the deviation is in the status alone", status),
+			r.Reason, r.Reproduce), reports.RefusesWrongly
+	case guardsCharge && !twoCharges(r.Evidence):
+		return cause(r.ID+"-status-only", reports.LosesPayment,
+			"the answer differs from the one the draft wants, but one charge is kept: the deviation is in the status alone",
+			r.Reason, r.Reproduce), reports.LosesPayment
+	}
+	return cause(r.ID, sev, strings.TrimSuffix(r.Title, "."), r.Reason, r.Reproduce), sev
+}
+
+// declinesSentence is CauseDeclinesNotStored's sentence.
+const declinesSentence = "a declined key's 402 is not stored: a decline sent again runs the card again, and another card under the key is processed"
+
+// explainInvariant adds a failed invariant to the replay cause when that
+// explains it, to the declines cause when its message is about a 402
+// answered again, else to a cause of its own (made by cause).
+func explainInvariant(name, message, reproduce string, replay, declines *reports.Cause,
+	cause func(id string, sev reports.Severity, sentence, reason, reproduce string) *reports.Cause) {
+	var k *reports.Cause
+	switch {
+	case replay != nil && slices.Contains(replayInvariants, name):
+		k = replay
+	case declines != nil && name == "replay-consistent" && strings.Contains(message, "answered 402, then 402"):
+		k = declines
+	default:
+		sev, ok := invariantSeverity[name]
+		if !ok {
+			sev = reports.LosesPayment
+		}
+		k = cause(name, sev, "the property's invariant "+name+" is violated", message, reproduce)
+	}
+	if k.Reproduce == "" {
+		k.Reproduce = reproduce
+	}
+	k.Invariants = append(k.Invariants, name)
+}
+
+// worse is the worse of two severities (Severities' order).
+func worse(a, b reports.Severity) reports.Severity {
+	if slices.Index(reports.Severities, b) < slices.Index(reports.Severities, a) {
+		return b
+	}
+	return a
+}
+
+// declineRunAgain reports whether evs hold one key and body declined
+// (402) twice with different bodies: the decline ran again, it was not
+// replayed.
+func declineRunAgain(evs []models.Exchange) bool {
+	first := map[string]string{}
+	for _, e := range evs {
+		if !e.IsPost() || !e.HasKey || e.ProviderStatus != 402 {
+			continue
+		}
+		k := e.KeyHeader + "\x00" + e.Fingerprint
+		if f, ok := first[k]; ok && f != e.ProviderBodyDigest {
+			return true
+		}
+		first[k] = e.ProviderBodyDigest
+	}
+	return false
+}
+
+// chargedAgain reports whether evs hold one Idempotency-Key header and
+// body (fingerprint) answered with two different charges.
+func chargedAgain(evs []models.Exchange) bool {
+	first := map[string]string{}
+	for _, e := range evs {
+		id := chargeOf(e)
+		if !e.IsPost() || !e.HasKey || id == "" {
+			continue
+		}
+		k := e.KeyHeader + "\x00" + e.Fingerprint
+		if f, ok := first[k]; ok && f != id {
+			return true
+		}
+		first[k] = id
+	}
+	return false
+}
+
+// twoCharges reports whether evs show two charges for one merchant
+// reference: two creates answered with different charges, or a lookup
+// that lists two.
+func twoCharges(evs []models.Exchange) bool {
+	byRef := map[string]map[string]bool{}
+	for _, e := range evs {
+		ref := e.MerchantReference
+		if ref == "" {
+			ref = e.Query // a lookup: GET /v1/charges?merchant_reference=…
+		}
+		for id := range strings.SplitSeq(chargeOf(e), ",") {
+			if id == "" {
+				continue
+			}
+			if byRef[ref] == nil {
+				byRef[ref] = map[string]bool{}
+			}
+			byRef[ref][id] = true
+			if len(byRef[ref]) > 1 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// refusal is the first status a keyed create was refused with that the
+// draft does not give a create: a 4xx other than 402 (declined), 409 (in
+// flight), 429 (slow down) and, unless with422, 422 (another body; an
+// equivalent request refused as another body is a wrong refusal), as the
+// provider answered it and with no fault injected.
+func refusal(evs []models.Exchange, with422 bool) (int, bool) {
+	for _, e := range evs {
+		s := e.ProviderStatus
+		if e.IsPost() && e.HasKey && (e.Fault == "" || e.Fault == "pass") && s >= 400 && s < 500 &&
+			s != 402 && s != 409 && s != 429 && (with422 || s != 422) {
+			return s, true
+		}
+	}
+	return 0, false
+}
+
+// chargeOf is the charge e was answered with, as the client saw it or, if
+// it saw none, as the provider answered.
+func chargeOf(e models.Exchange) string {
+	if e.ChargeID != "" {
+		return e.ChargeID
+	}
+	return e.ProviderChargeID
+}
