@@ -57,6 +57,7 @@ type options struct {
 	service ServiceOptions
 	cfg     Config
 	haveCfg bool
+	dialect string
 }
 
 // WithConfig runs CheckClient or CheckService on cfg instead of FromEnv's
@@ -70,6 +71,28 @@ func WithConfig(cfg Config) Option {
 // (see Timings).
 func WithTimings(t Timings) Option {
 	return func(o *options) { o.timings = t }
+}
+
+// WithDialect makes the embedded provider speak dialect to the client
+// under test: "reference" (default; docs/provider-api.md) or "stripe",
+// Stripe's API as its SDKs call it (provider.Provider.Stripe: form bodies
+// on POST /v1/charges, /v1/payment_intents with confirm=true and
+// /v1/refunds; retrieve, list and search by
+// metadata['merchant_reference']; Stripe's error JSON; opaque bare keys
+// of at most 255 characters, Idempotent-Replayed;
+// https://docs.stripe.com/api/idempotent_requests,
+// https://docs.stripe.com/api/errors). A client built on a provider's SDK
+// then runs unchanged, pointed at checkout.Env.BaseURL, HTTPClient and
+// APIKey. Its requests are recorded and judged in the dialect (key-format
+// takes any key Stripe takes; the report's curl script replays its form
+// bodies); the provider-only invariants (replay-consistent,
+// mismatch-rejected, equivalent-requests-agree, key-scoped-per-account)
+// are NOT JUDGED, as they would judge the harness's own translation
+// (idemcheck certify --dialect stripe judges it). The embedded provider
+// only: with IDEMCHECK_PROVIDER a URL, WireMock or the Redis store the
+// run fails before its first sequence.
+func WithDialect(dialect string) Option {
+	return func(o *options) { o.dialect = dialect }
 }
 
 // WithService sets CheckService's bounds (CheckClient ignores them).
@@ -147,6 +170,7 @@ func checkUnderTest(t *testing.T, u *machine.UnderTest, opts []Option) *Stats {
 		t.Fatalf("conformance: CheckClient runs one client instance (Instances=%d is the reference client's)", cfg.Instances)
 	}
 	u.TotalTimeout, u.AbandonAfter, u.Interval = o.timings.TotalTimeout, o.timings.AbandonAfter, o.timings.Interval
+	u.Dialect = o.dialect
 	if u.Launch != nil {
 		u.CallTimeout, u.MaxDuration = o.service.CallTimeout, o.service.MaxDuration
 		if u.MaxDuration <= 0 {

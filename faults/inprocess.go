@@ -29,6 +29,9 @@ type InProcess struct {
 	Processing time.Duration
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// Dialect is the API Handler serves when it is not
+	// docs/provider-api.md (nil): its answers' charge ids are read in it.
+	Dialect Dialect
 
 	mu sync.Mutex // serialises provider decisions with their history records
 }
@@ -78,7 +81,7 @@ func (p *InProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 			e.ProviderStatus = resp.StatusCode
 			e.ProviderBodyDigest = models.BodyDigest(body)
 			e.ProviderHeaders = models.HeadersOf(resp.Header, "")
-			e.ProviderChargeID = chargeID(resp.StatusCode, body)
+			e.ProviderChargeID = chargeIDIn(p.Dialect, resp.StatusCode, body)
 			e.ProviderForeign = !models.OfDialect(*e, resp.StatusCode, body)
 		})
 		p.mu.Unlock() // held since arrival, or retaken by BeforeCommit

@@ -31,6 +31,10 @@ type Transport struct {
 	// MaxBody caps each request and response body read, in bytes; 0 means
 	// DefaultMaxBody (1 MiB). A longer body is an *OversizeError.
 	MaxBody int64
+	// Dialect is the provider API the client speaks, when it is not
+	// docs/provider-api.md (nil): requests are recorded, and status
+	// faults answered, in it.
+	Dialect Dialect
 
 	mu       sync.Mutex // guards schedule, n, healed, injected, arrived
 	schedule []Fault
@@ -125,7 +129,7 @@ func exchangeFrom(ctx context.Context) int {
 
 // RoundTrip applies the next fault of the schedule to req.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	ex, body, err := describe(req, t.MaxBody)
+	ex, body, err := describeIn(t.Dialect, req, t.MaxBody)
 	if err != nil {
 		return nil, err
 	}
@@ -154,6 +158,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return resp, err
 	})
+	if err == nil && t.Dialect != nil && IsStatus(f.Kind) {
+		inDialect(t.Dialect, resp) // the fault layer answered in the provider's place
+	}
 	var respBody []byte
 	if err == nil {
 		respBody, err = ReadBody(resp.Body, t.MaxBody)
@@ -168,7 +175,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		e.Status = resp.StatusCode
 		e.Replayed = resp.Header.Get(models.ReplayedHeader) == "true"
-		e.ChargeID = chargeID(resp.StatusCode, respBody)
+		e.ChargeID = chargeIDIn(t.Dialect, resp.StatusCode, respBody)
 	})
 	if err != nil {
 		return nil, err
@@ -181,17 +188,22 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // then recorded as never forwarded, not as a request still at the provider.
 type NotSent interface{ NotSent() bool }
 
+// requestBody reads and closes req's body (nil for none), at most limit
+// bytes.
+func requestBody(req *http.Request, limit int64) ([]byte, error) {
+	if req.Body == nil {
+		return nil, nil
+	}
+	defer req.Body.Close()
+	return ReadBody(req.Body, limit)
+}
+
 // describe reads what the exchange record needs from req, keeping the body.
 func describe(req *http.Request, limit int64) (models.Exchange, []byte, error) {
 	ex := models.Exchange{Method: req.Method, Path: req.URL.Path, Query: req.URL.RawQuery}
-	var body []byte
-	if req.Body != nil {
-		b, err := ReadBody(req.Body, limit)
-		_ = req.Body.Close()
-		if err != nil {
-			return ex, nil, err
-		}
-		body = b
+	body, err := requestBody(req, limit)
+	if err != nil {
+		return ex, nil, err
 	}
 	if v, ok := req.Header[models.IdempotencyKeyHeader]; ok && len(v) > 0 {
 		// Several header lines are one comma-joined value (RFC 9110 §5.3).

@@ -120,7 +120,26 @@ type Exchange struct {
 	// RefundCharge is the charge a refund request names (IsRefund), so a
 	// report can rebuild its body.
 	RefundCharge string `json:"refund_charge,omitempty"`
+
+	// Dialect is the API the request was sent in: "" for
+	// docs/provider-api.md (a JSON body, a quoted key), DialectStripe for
+	// Stripe's (a form body, an opaque bare key). Form is then the body
+	// as the client sent it (application/x-www-form-urlencoded), with a
+	// card that is not a public test card replaced by CardPlaceholder, so
+	// that a report replays the very request.
+	Dialect string `json:"dialect,omitempty"`
+	Form    string `json:"form,omitempty"`
 }
+
+// DialectStripe is Stripe's API as idemcheck speaks and serves it
+// (sut/stripewire): form bodies, opaque bare keys of at most 255
+// characters, Stripe's error JSON.
+const DialectStripe = "stripe"
+
+// CardPlaceholder stands for a card token in a recorded form body
+// (Exchange.Form) that is not a public test card: a report asks for it
+// as ${IDEMCHECK_CARD_TOKEN}.
+const CardPlaceholder = "IDEMCHECK_CARD_TOKEN"
 
 // IsPost reports whether e is a create-charge request: a POST that is not
 // to the refunds resource (IsRefund).

@@ -69,12 +69,12 @@ func CurlScript(f Failure) []byte {
 	b.WriteString("set -euo pipefail\n\n")
 	fmt.Fprintf(&b, "base=\"${IDEMCHECK_PROVIDER_URL:-%s}\"\n", defaultBase(f.Provider))
 	b.WriteString("auth=()\nif [ -n \"${IDEMCHECK_API_KEY:-}\" ]; then auth=(-H \"Authorization: Bearer ${IDEMCHECK_API_KEY}\"); fi\n\n")
-	b.WriteString("# send METHOD PATH_AND_QUERY [KEY_HEADER [BODY]]: one request; prints the status line, the\n")
-	b.WriteString("# Idempotent-Replayed header and the body.\n")
+	b.WriteString("# send METHOD PATH_AND_QUERY [KEY_HEADER [BODY [CONTENT_TYPE]]]: one request (a JSON body unless\n")
+	b.WriteString("# CONTENT_TYPE says otherwise); prints the status line, the Idempotent-Replayed header and the body.\n")
 	b.WriteString("send() {\n")
 	b.WriteString("  local args=(-sS -i -X \"$1\" \"${auth[@]}\")\n")
 	b.WriteString("  if [ \"$#\" -ge 3 ] && [ -n \"$3\" ]; then args+=(-H \"Idempotency-Key: $3\"); fi\n")
-	b.WriteString("  if [ \"$#\" -ge 4 ]; then args+=(-H 'Content-Type: application/json' --data-binary \"$4\"); fi\n")
+	b.WriteString("  if [ \"$#\" -ge 4 ]; then args+=(-H \"Content-Type: ${5:-application/json}\" --data-binary \"$4\"); fi\n")
 	b.WriteString("  local out\n")
 	b.WriteString("  out=\"$(curl \"${args[@]}\" \"${base}$2\")\"\n")
 	b.WriteString("  printf '%s\\n\\n' \"$out\" | tr -d '\\r' | grep -aiE '^(HTTP/|Idempotent-Replayed:|\\{|$)' || true\n")
@@ -93,6 +93,7 @@ func CurlScript(f Failure) []byte {
 	together := groupOverlaps(exs, inProcess)
 	refs := map[string]bool{}
 	var order []string
+	stripe := false           // a create was sent in Stripe's dialect: look its charges up as Stripe does
 	var prev *models.Exchange // the last exchange that reached the provider
 	for i, ex := range exs {
 		head := fmt.Sprintf("# exchange %d, %s, fault %s", ex.ID, orDash(offset(base, ex.SentAt)), orDash(ex.Fault))
@@ -124,29 +125,33 @@ func CurlScript(f Failure) []byte {
 		case len(g.ids) > 0:
 			end = " &\npids+=($!)\n"
 		}
-		if ex.IsRefund() { // curl_refund.go
+		switch {
+		case ex.Dialect == models.DialectStripe && ex.Method == "POST": // the form the client sent (curl_stripe.go)
+			fmt.Fprintf(&b, "send POST %s %s %s %s%s", shellQuote(target), shellQuote(key), formBody(ex), shellQuote(formType), end)
+		case ex.IsRefund(): // curl_refund.go
 			fmt.Fprintf(&b, "send POST %s %s %s%s", shellQuote(target), shellQuote(key), refundBody(ex), end)
 			continue
-		}
-		if !ex.IsPost() {
+		case !ex.IsPost():
 			fmt.Fprintf(&b, "send %s %s %s%s", ex.Method, shellQuote(target), shellQuote(key), end)
 			continue
+		default:
+			body, exact := chargeBody(ex)
+			if !exact {
+				b.WriteString("# the body is rebuilt from the history and its fingerprint differs from the one sent\n")
+			}
+			fmt.Fprintf(&b, "send POST %s %s %s%s", shellQuote(target), shellQuote(key), body, end)
 		}
-		body, exact := chargeBody(ex)
-		if !exact {
-			b.WriteString("# the body is rebuilt from the history and its fingerprint differs from the one sent\n")
-		}
-		fmt.Fprintf(&b, "send POST %s %s %s%s", shellQuote(target), shellQuote(key), body, end)
-		if ex.MerchantReference != "" && !refs[ex.MerchantReference] {
+		if ex.IsPost() && ex.MerchantReference != "" && !refs[ex.MerchantReference] {
 			refs[ex.MerchantReference] = true
 			order = append(order, ex.MerchantReference)
+			stripe = stripe || ex.Dialect == models.DialectStripe
 		}
 	}
 	if len(order) > 0 {
 		b.WriteString("# The provider's charges for each merchant reference sent: more than one succeeded charge\n")
 		b.WriteString("# for one reference is a double charge.\n")
 		for _, ref := range order {
-			fmt.Fprintf(&b, "send GET %s\n", shellQuote("/v1/charges?merchant_reference="+url.QueryEscape(ref)))
+			fmt.Fprintf(&b, "send GET %s\n", shellQuote(lookup(ref, stripe)))
 		}
 	}
 	return []byte(b.String())

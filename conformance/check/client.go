@@ -1,8 +1,11 @@
 package check
 
 import (
+	"strings"
+
 	"github.com/google/uuid"
 	"github.com/idemcheck/idemcheck/models"
+	"github.com/idemcheck/idemcheck/sut/stripewire"
 )
 
 // checkOneKeyPerIntent: every POST for one intent (merchant reference)
@@ -69,7 +72,11 @@ func contains(xs []string, x string) bool {
 
 // checkKeyFormat: every create the client sends carries a key, as a
 // Structured Field String (quoted) of a UUID (draft-ietf-httpapi-
-// idempotency-key-header §2; seed article 000).
+// idempotency-key-header §2; seed article 000); a create sent in Stripe's
+// dialect (models.DialectStripe) carries one key of 1 to 255 printable
+// ASCII characters, opaque and bare, as Stripe reads it
+// (https://docs.stripe.com/api/idempotent_requests: "Idempotency keys are
+// up to 255 characters long"; the key's form is the client's choice).
 func checkKeyFormat(w World) Finding { return checkKeyFormatOf(w, clientPostsOf(w)) }
 
 // checkKeyFormatOf is key-format over the client's creates exs.
@@ -78,6 +85,12 @@ func checkKeyFormatOf(w World, exs []models.Exchange) Finding {
 	for _, e := range exs {
 		if !e.HasKey {
 			return Violation(KeyFormat, "%s sent a POST without an Idempotency-Key", n.of(e.MerchantReference))
+		}
+		if e.Dialect == models.DialectStripe {
+			if why := stripeKeyFault(e); why != "" {
+				return Violation(KeyFormat, "%s sent "+why, n.of(e.MerchantReference))
+			}
+			continue
 		}
 		key, quoted, ok := models.ParseKey(e.KeyHeader)
 		if !ok || !quoted {
@@ -88,6 +101,23 @@ func checkKeyFormatOf(w World, exs []models.Exchange) Finding {
 		}
 	}
 	return Finding{}
+}
+
+// stripeKeyFault says what makes e's key malformed under Stripe's rules
+// (the served dialect answers such a key 400: provider.Provider.Stripe),
+// or "".
+func stripeKeyFault(e models.Exchange) string {
+	switch {
+	case strings.TrimSpace(e.KeyHeader) != e.Key: // Describe joins several header lines with ", "
+		return "the Idempotency-Key header twice"
+	case e.Key == "":
+		return "an empty Idempotency-Key"
+	case len(e.Key) > stripewire.MaxKeyLength:
+		return "an Idempotency-Key longer than Stripe's 255 characters"
+	case strings.IndexFunc(e.Key, func(c rune) bool { return c < ' ' || c > '~' }) >= 0:
+		return "an Idempotency-Key with a character outside printable ASCII"
+	}
+	return ""
 }
 
 // checkNoUnsafeRetry: within one client call, a POST without a key is sent

@@ -9,6 +9,7 @@ import (
 	"github.com/idemcheck/idemcheck/models"
 	"github.com/idemcheck/idemcheck/sut/mutants"
 	"github.com/idemcheck/idemcheck/sut/provider"
+	"github.com/idemcheck/idemcheck/sut/stripewire"
 )
 
 // Embedded is the reference provider in process, on the bubble's virtual
@@ -36,6 +37,15 @@ func NewEmbedded(processing, retention time.Duration, m *mutants.Mutant, hist *m
 	p := provider.New(pcfg)
 	wire.Handler = p
 	return &Embedded{prov: p, wire: wire}
+}
+
+// ServeStripe makes e speak Stripe's API (provider.Provider.Stripe, the
+// stripe dialect) instead of docs/provider-api.md: the same provider,
+// key store and ledger behind Stripe's form bodies, errors and bare
+// keys; the wire reads its answers' charge ids in the dialect. Call it
+// before the first request.
+func (e *Embedded) ServeStripe() {
+	e.wire.Handler, e.wire.Dialect = e.prov.Stripe(), stripewire.Recorder{}
 }
 
 func (e *Embedded) Wire() http.RoundTripper           { return e.wire }

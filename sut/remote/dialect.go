@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/idemcheck/idemcheck/models"
 )
 
 // The dialects.
@@ -16,7 +18,7 @@ const (
 	// DialectReference is docs/provider-api.md as it is.
 	DialectReference = "reference"
 	// DialectStripe is a Stripe-style API (stripe.go).
-	DialectStripe = "stripe"
+	DialectStripe = models.DialectStripe
 )
 
 // Dialect maps the docs/provider-api.md operations — create a charge, read its

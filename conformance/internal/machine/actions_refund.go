@@ -109,12 +109,16 @@ func (m *Machine) probeRefundKey(t *rapid.T, o models.Order) {
 	id := m.w.hist.BeginOp(models.Operation{Actor: "probe", Kind: models.OpProbe, OrderID: o.ID,
 		Amount: body.Amount, Currency: o.Currency, Detail: models.RefundsPath, InvokedAt: m.w.clock.Now()})
 	raw, _ := json.Marshal(body) // plain fields
+	ct := "application/json"
+	if m.w.stripe {
+		raw, ct = stripeRefund(body), "application/x-www-form-urlencoded"
+	}
 	ctx := models.WithOp(context.Background(), id)
 	ctx, cancel := context.WithTimeout(ctx, m.w.ccfg.AttemptTimeout)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, m.w.ccfg.BaseURL+models.RefundsPath, bytes.NewReader(raw))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(models.IdempotencyKeyHeader, models.FormatKey(key))
+	req.Header.Set("Content-Type", ct)
+	req.Header.Set(models.IdempotencyKeyHeader, m.w.keyHeader(key))
 	if auth := m.w.probeAuthorization(); auth != "" {
 		req.Header.Set("Authorization", auth) // the charge's account (auth.go)
 	}

@@ -67,7 +67,7 @@ func (m *Machine) doubleClickMismatch(t *rapid.T) {
 		} else {
 			body.Source = cards[otherCard(card)]
 		}
-		m.w.send("click 2", o.ID, card, models.FormatKey(a.IdempotencyKey), body, "")
+		m.w.send("click 2", o.ID, card, m.w.keyHeader(a.IdempotencyKey), body, "")
 	}
 	<-done
 	m.w.lastCard[o.ID] = card

@@ -61,7 +61,7 @@ func (m *Machine) probe(t *rapid.T) {
 		Amount: a.Amount, Currency: a.Currency, Source: cards[card],
 		Description: fmt.Sprintf("Bookstore order %d", a.OrderID), MerchantReference: a.Reference(),
 	}
-	header := models.FormatKey(a.IdempotencyKey)
+	header := m.w.keyHeader(a.IdempotencyKey)
 	switch kind {
 	case "another amount":
 		body.Amount++
@@ -108,7 +108,8 @@ func (w *World) cardOf(a models.PaymentAttempt) string {
 // send posts body once with the Idempotency-Key header value keyHeader
 // through the fault layer, without retries, and records it as a probe. A
 // probe of a request shape or another account (probe_shapes.go) is sent in
-// that shape, and its kind is the operation's Detail.
+// that shape, and its kind is the operation's Detail. In the stripe
+// dialect it is sent as the client sent its own (stripeCharge).
 func (w *World) send(actor string, order int64, card, keyHeader string, body models.ChargeRequest, kind string) {
 	sh, detail := shapeOf(kind, body), ""
 	if check.IsShape(kind) || kind == kindOtherAccount {
@@ -116,13 +117,17 @@ func (w *World) send(actor string, order int64, card, keyHeader string, body mod
 	}
 	id := w.hist.BeginOp(models.Operation{Actor: actor, Kind: models.OpProbe, OrderID: order, Card: card,
 		Amount: body.Amount, Currency: body.Currency, Detail: detail, InvokedAt: w.clock.Now()})
-	raw := sh.raw
-	if raw == nil {
+	path, raw, ct := "/v1/charges"+sh.suffix, sh.raw, "application/json"
+	switch {
+	case w.stripe: // in the client's own form (stripe.go)
+		path, raw = w.stripeCharge(body)
+		ct = "application/x-www-form-urlencoded"
+	case raw == nil:
 		raw, _ = json.Marshal(body) // a ChargeRequest always marshals
 	}
 	ctx := models.WithOp(context.Background(), id)
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, w.ccfg.BaseURL+"/v1/charges"+sh.suffix, bytes.NewReader(raw))
-	req.Header.Set("Content-Type", "application/json")
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, w.ccfg.BaseURL+path, bytes.NewReader(raw))
+	req.Header.Set("Content-Type", ct)
 	req.Header.Set(models.IdempotencyKeyHeader, keyHeader)
 	switch auth := w.probeAuthorization(); {
 	case sh.auth != "":

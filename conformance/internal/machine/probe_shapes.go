@@ -82,8 +82,12 @@ func reversedJSON(body models.ChargeRequest) []byte {
 }
 
 // probeKindsFor is probeKinds without kindOtherAccount when the backend
-// cannot serve a second merchant.
+// cannot serve a second merchant, and stripeProbeKinds in the stripe
+// dialect.
 func (w *World) probeKindsFor() []string {
+	if w.stripe {
+		return stripeProbeKinds
+	}
 	if _, ok := w.prov.(backend.Accounts); ok {
 		return probeKinds
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"time"
 
@@ -29,6 +30,10 @@ type UnderTest struct {
 	// TotalTimeout, AbandonAfter and Interval are the client's own
 	// timings (conformance.Timings); zero: the reference client's.
 	TotalTimeout, AbandonAfter, Interval time.Duration
+	// Dialect is the API the embedded provider speaks to the client:
+	// "" or "reference" (docs/provider-api.md), or "stripe" (Stripe's,
+	// provider.Provider.Stripe; stripe.go).
+	Dialect string
 }
 
 // overHTTP reports whether the client under test is a service in another
@@ -41,6 +46,9 @@ func (c Config) OverHTTP() bool { return c.Under.overHTTP() }
 
 // openUnderTest builds the client under test for this world.
 func (w *World) openUnderTest(u *UnderTest) error {
+	if err := w.serveDialect(u); err != nil {
+		return err
+	}
 	w.ccfg.TotalTimeout = orDefault(u.TotalTimeout, w.ccfg.TotalTimeout)
 	w.ccfg.AbandonAfter = orDefault(u.AbandonAfter, client.DefaultAbandonAfter)
 	w.ccfg.Interval = orDefault(u.Interval, client.DefaultInterval)
@@ -95,17 +103,24 @@ var viewOnly = map[string]string{
 // judged is invs without the invariants this client cannot support, which
 // LeftOut then tells the run.
 func (m *Machine) judged(invs []check.Invariant) []check.Invariant {
-	if _, ok := m.w.cli.(checkout.Viewer); ok {
+	out := map[string]string{}
+	if _, ok := m.w.cli.(checkout.Viewer); !ok {
+		maps.Copy(out, viewOnly)
+	}
+	if m.w.stripe {
+		maps.Copy(out, stripeLeftOut)
+	}
+	if len(out) == 0 {
 		return invs
 	}
-	m.leftOut = viewOnly
-	var out []check.Invariant
+	m.leftOut = out
+	var kept []check.Invariant
 	for _, inv := range invs {
-		if _, ok := viewOnly[inv.Name]; !ok {
-			out = append(out, inv)
+		if _, ok := out[inv.Name]; !ok {
+			kept = append(kept, inv)
 		}
 	}
-	return out
+	return kept
 }
 
 // dialService is the checkout.New of CheckService: start the service

@@ -81,6 +81,9 @@ type World struct {
 	storeErr error
 	points   pointHooks
 	auth     clientAuth // what a Go client under test authenticates with (auth.go)
+	// stripe: the embedded provider speaks Stripe's API to the client
+	// under test (UnderTest.Dialect; stripe.go).
+	stripe   bool
 	keys     *keySource
 	orders   []models.Order
 	lastCard map[int64]string

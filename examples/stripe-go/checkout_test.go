@@ -1,0 +1,95 @@
+package stripecheckout_test
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemcheck/idemcheck/checkout"
+	"github.com/idemcheck/idemcheck/conformance"
+	"github.com/idemcheck/idemcheck/reports"
+
+	stripecheckout "github.com/idemcheck/idemcheck/examples/stripe-go"
+)
+
+// TestMain runs 1000 sequences by default (RAPID_CHECKS or -rapid.checks
+// for another count): a sequence on virtual time costs about 10 ms here.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	explicit := os.Getenv("RAPID_CHECKS") != ""
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "rapid.checks" })
+	if !explicit {
+		_ = flag.Set("rapid.checks", "1000")
+	}
+	os.Exit(m.Run())
+}
+
+// variantVar selects the variant TestStripeCheckout certifies (default
+// the correct one); TestNaiveIsCaught sets it in its child process.
+const variantVar = "STRIPE_CHECKOUT_VARIANT"
+
+// TestStripeCheckout certifies the stripe-go checkout against the
+// embedded provider speaking Stripe's API: what a team on Stripe adds to
+// its own tests (docs/checkout.md). The correct variant passes, with
+// every invariant that judges the client judged.
+func TestStripeCheckout(t *testing.T) {
+	variant := os.Getenv(variantVar)
+	if variant == "" {
+		variant = stripecheckout.Correct
+	}
+	stats := conformance.CheckClient(t, func(env checkout.Env) (checkout.Client, error) {
+		return stripecheckout.New(variant, env)
+	}, conformance.WithDialect("stripe"), conformance.WithTimings(conformance.Timings{
+		TotalTimeout: stripecheckout.CallTimeout, AbandonAfter: stripecheckout.AbandonAfter}))
+	if variant != stripecheckout.Correct || t.Failed() {
+		return
+	}
+	verdicts := map[string]reports.InvariantResult{}
+	for _, r := range stats.Results() {
+		verdicts[r.Name] = r
+	}
+	assert.GreaterOrEqual(t, stats.Sequences(), 1000, "at least 1000 sequences")
+	for _, name := range []string{conformance.KeyFormat, conformance.OneKeyPerIntent, conformance.NoUnsafeRetry, conformance.ConflictNeverFinal,
+		conformance.AtMostOneChargePerOrder, conformance.BooksBalance, conformance.ReconciliationConverges} {
+		assert.Equal(t, reports.Pass, verdicts[name].Verdict, "%s: %s", name, verdicts[name].Reason)
+		assert.Positive(t, verdicts[name].Subjects, "%s judged something", name)
+	}
+}
+
+// TestNaiveIsCaught runs TestStripeCheckout in a child process with the
+// naive variant (the SDK's keys, one call per click, errors final) and
+// asserts that it fails on an invariant that names its mistake — two
+// charges for one order, an unknown outcome answered as final, or two
+// keys for one intent — with a counterexample of at most 3 shopper steps.
+func TestNaiveIsCaught(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestStripeCheckout$", "-rapid.seed=3")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), variantVar+"="+stripecheckout.Naive, "IDEMCHECK_REPORT_DIR="+dir, "RAPID_CHECKS=200",
+		"IDEMCHECK_PROVIDER=", "IDEMCHECK_MUTANT=", "GITHUB_STEP_SUMMARY=", "IDEMCHECK_REPRODUCE=0", "IDEMCHECK_PARALLEL=1")
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err, "the naive variant passed:\n%s", out)
+	files, _ := filepath.Glob(filepath.Join(dir, "*-TestStripeCheckout", "failure.json"))
+	require.Len(t, files, 1, "a failing run writes one JSON report; output:\n%s", out)
+	raw, err := os.ReadFile(files[0])
+	require.NoError(t, err)
+	var rep struct {
+		Invariant string `json:"invariant"`
+		StepCount int    `json:"step_count"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &rep))
+	t.Logf("naive: %s after %d shopper steps", rep.Invariant, rep.StepCount)
+	assert.Contains(t, []string{conformance.AtMostOneChargePerOrder, conformance.ConflictNeverFinal, conformance.OneKeyPerIntent}, rep.Invariant, "output:\n%s", out)
+	assert.LessOrEqual(t, rep.StepCount, 3, "the counterexample has at most 3 shopper steps; output:\n%s", out)
+	curl, err := os.ReadFile(filepath.Join(filepath.Dir(files[0]), "failure.curl.sh"))
+	require.NoError(t, err)
+	assert.True(t, strings.Contains(string(curl), "/v1/payment_intents") && strings.Contains(string(curl), "application/x-www-form-urlencoded"),
+		"the curl script replays the forms the SDK sent:\n%s", curl)
+}
