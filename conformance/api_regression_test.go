@@ -1,6 +1,7 @@
 package conformance_test
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"testing"
@@ -8,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/idemcheck/idemcheck/checkout"
 	"github.com/idemcheck/idemcheck/conformance"
 )
 
@@ -57,4 +59,31 @@ func TestCheckServiceWithoutALauncherFails(t *testing.T) {
 	require.Error(t, err, "the child passed:\n%s", out)
 	assert.Contains(t, string(out), "conformance: CheckService needs a launcher (service.Launcher)")
 	assert.NotContains(t, string(out), "panic")
+}
+
+// dialectEnv makes TestWithDialectRefusesWhatItCannotServe its own child:
+// the dialect to ask for.
+const dialectEnv = "IDEMCHECK_TEST_DIALECT"
+
+// WithDialect refuses, before rapid runs, a dialect the embedded provider
+// does not speak and Stripe's against any provider but the embedded one
+// in memory: a sentence, no fail file. Regression: an unknown dialect
+// failed inside rapid's first check, with a fail file and its replay line.
+func TestWithDialectRefusesWhatItCannotServe(t *testing.T) {
+	if d := os.Getenv(dialectEnv); d != "" {
+		conformance.CheckClient(t, func(checkout.Env) (checkout.Client, error) { return nil, errors.New("never built") }, conformance.WithDialect(d))
+		return
+	}
+	for _, c := range []struct{ dialect, provider, want string }{
+		{"soap", "", `conformance: unknown dialect "soap" (want "reference" or "stripe")`},
+		{"stripe", "wiremock", `conformance: the stripe dialect is served by the embedded provider in memory only, not provider "wiremock"`},
+	} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestWithDialectRefusesWhatItCannotServe$", "-test.v")
+		cmd.Dir = t.TempDir()
+		cmd.Env = append(os.Environ(), dialectEnv+"="+c.dialect, "IDEMCHECK_PROVIDER="+c.provider, "IDEMCHECK_REPORT_DIR="+t.TempDir())
+		out, err := cmd.CombinedOutput()
+		require.Error(t, err, "the child passed:\n%s", out)
+		assert.Contains(t, string(out), c.want)
+		assert.NotContains(t, string(out), "[rapid]")
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/idemcheck/idemcheck/conformance/check"
 	"github.com/idemcheck/idemcheck/conformance/internal/machine"
 	"github.com/idemcheck/idemcheck/reports"
+	"github.com/idemcheck/idemcheck/sut/remote"
 	"github.com/idemcheck/idemcheck/sut/service"
 )
 
@@ -169,6 +170,9 @@ func checkUnderTest(t *testing.T, u *machine.UnderTest, opts []Option) *Stats {
 	if cfg.Instances > 1 {
 		t.Fatalf("conformance: CheckClient runs one client instance (Instances=%d is the reference client's)", cfg.Instances)
 	}
+	if why := dialectRefused(o.dialect, cfg); why != "" {
+		t.Fatal("conformance: " + why)
+	}
 	u.TotalTimeout, u.AbandonAfter, u.Interval = o.timings.TotalTimeout, o.timings.AbandonAfter, o.timings.Interval
 	u.Dialect = o.dialect
 	if u.Launch != nil {
@@ -185,6 +189,22 @@ func checkUnderTest(t *testing.T, u *machine.UnderTest, opts []Option) *Stats {
 		t.Errorf("conformance: %s", why)
 	}
 	return stats
+}
+
+// dialectRefused says why dialect cannot be served to a client under
+// cfg's provider, or "": only the embedded provider (in memory) speaks
+// Stripe's API.
+func dialectRefused(dialect string, cfg Config) string {
+	switch dialect {
+	case "", remote.DialectReference:
+		return ""
+	case remote.DialectStripe:
+		if (cfg.Provider != "" && cfg.Provider != ProviderEmbedded) || (cfg.ProviderStore != "" && cfg.ProviderStore != StoreMemory) {
+			return fmt.Sprintf("the stripe dialect is served by the embedded provider in memory only, not provider %q with store %q", cfg.Provider, cfg.ProviderStore)
+		}
+		return ""
+	}
+	return fmt.Sprintf("unknown dialect %q (want %q or %q)", dialect, remote.DialectReference, remote.DialectStripe)
 }
 
 // nothingJudged says why a run that ran its sequences to the end judged

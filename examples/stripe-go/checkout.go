@@ -22,6 +22,12 @@
 //     every call (stripe.NewIdempotencyKey), one call per click, and an
 //     error is read as final ("Failed"). A double click is two intents,
 //     two keys and two charges.
+//   - Careful: the correct variant, except that a 400, 429 or 503 is read
+//     as "nothing was charged" (Failed, the intent given up). Each is
+//     final for the one request it answers, but the SDK retries a
+//     connection error under the same key and shows only its last try's
+//     error: a reset that hid a charge, then a 503, is a charge the
+//     shopper is told failed.
 package stripecheckout
 
 import (
@@ -46,6 +52,7 @@ import (
 const (
 	Correct = "correct"
 	Naive   = "naive"
+	Careful = "careful"
 )
 
 // Timings are the checkout's own: a checkout call (the SDK's tries
@@ -58,7 +65,7 @@ const (
 	AbandonAfter = 30 * time.Minute
 )
 
-// New is the checkout of variant (Correct or Naive) on stripe-go, its SDK
+// New is the checkout of variant (Correct, Naive or Careful) on stripe-go, its SDK
 // pointed at env: the harness's provider, HTTP client (its fault layer)
 // and secret key. It implements checkout.Client; the Correct variant also
 // checkout.Viewer and checkout.Restarter.
@@ -73,8 +80,8 @@ func New(variant string, env checkout.Env) (checkout.Client, error) {
 	switch variant {
 	case Naive:
 		return naive{sc: sc}, nil
-	case Correct:
-		s := &shop{sc: sc, now: env.Now, newKey: env.NewKey, orders: map[int64]*models.Order{}, cards: map[uuid.UUID]string{}}
+	case Correct, Careful:
+		s := &shop{sc: sc, careful: variant == Careful, now: env.Now, newKey: env.NewKey, orders: map[int64]*models.Order{}, cards: map[uuid.UUID]string{}}
 		s.life, s.die = context.WithCancel(context.Background())
 		return s, nil
 	}
@@ -123,9 +130,10 @@ func chargeOf(pi *stripe.PaymentIntent) string {
 // itself; Restart starts a new process over it. It is safe for
 // concurrent use, and holds no lock across a call to Stripe.
 type shop struct {
-	sc     *stripe.Client
-	now    func() time.Time
-	newKey func() string
+	sc      *stripe.Client
+	careful bool // the Careful variant: a 400, 429 or 503 is final
+	now     func() time.Time
+	newKey  func() string
 
 	mu       sync.Mutex // guards everything below
 	orders   map[int64]*models.Order
@@ -196,6 +204,13 @@ func (s *shop) Checkout(ctx context.Context, o checkout.Order, card string) chec
 			order.Status = models.OrderPlaced
 		}
 		return checkout.Result{Outcome: checkout.Declined, AttemptID: a.ID.String()}
+	}
+	if s.careful && errors.As(err, &se) && (se.HTTPStatusCode == http.StatusBadRequest ||
+		se.HTTPStatusCode == http.StatusTooManyRequests || se.HTTPStatusCode == http.StatusServiceUnavailable) {
+		if a.Status == models.AttemptOpen {
+			a.Status, order.Status = models.AttemptAbandoned, models.OrderPlaced
+		}
+		return checkout.Result{Outcome: checkout.Failed, AttemptID: a.ID.String()}
 	}
 	// Anything else may hide a charge: the attempt stays open.
 	return checkout.Result{Outcome: checkout.Pending, AttemptID: a.ID.String()}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -32,8 +33,8 @@ var cardParams = []string{"source", "payment_method"}
 // dialect (provider.Provider.Stripe) hands the reference provider, so
 // that the specification judges the key store as the provider decided.
 // A body that is not a form records no body fields. Form keeps the body
-// as sent, a card other than Card's test tokens replaced by
-// models.CardPlaceholder.
+// as sent, a card other than Card's test tokens and any raw card data
+// (number, cvc, expiry) replaced by models.CardPlaceholder.
 func (Recorder) Describe(ex *models.Exchange, keys []string, body []byte) {
 	if len(keys) > 0 {
 		ex.HasKey, ex.KeyHeader, ex.Key = true, strings.Join(keys, ", "), strings.TrimSpace(keys[0])
@@ -43,13 +44,16 @@ func (Recorder) Describe(ex *models.Exchange, keys []string, body []byte) {
 		return
 	}
 	ex.Form = string(body)
-	for _, p := range cardParams {
-		if v := form.Get(p); v != "" {
-			if _, ok := Card(v); !ok {
-				form.Set(p, models.CardPlaceholder)
-				ex.Form = form.Encode()
-			}
+	scrubbed := false
+	for name, vs := range form {
+		_, public := Card(form.Get(name))
+		card := slices.Contains(cardParams, name) && !public
+		if card || rawCard(name) {
+			form[name], scrubbed = slices.Repeat([]string{models.CardPlaceholder}, len(vs)), true
 		}
+	}
+	if scrubbed {
+		ex.Form = form.Encode()
 	}
 	ex.Amount, _ = strconv.ParseInt(form.Get("amount"), 10, 64)
 	ex.MerchantReference = form.Get(ReferenceParam)
@@ -72,6 +76,18 @@ func (Recorder) Describe(ex *models.Exchange, keys []string, body []byte) {
 	if card != "" {
 		ex.CardHash, ex.Card = models.CardHash(card), models.CardLabel(card)
 	}
+}
+
+// rawCard reports whether form parameter name carries raw card data
+// (payment_method_data[card][number], card[cvc], …), which a history
+// never keeps.
+func rawCard(name string) bool {
+	for _, part := range []string{"[number]", "[cvc]", "[exp_month]", "[exp_year]"} {
+		if strings.Contains(name, part) {
+			return true
+		}
+	}
+	return false
 }
 
 // object is what ChargeID reads of an answer: a charge, a PaymentIntent
