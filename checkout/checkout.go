@@ -161,7 +161,9 @@ type Placer interface {
 // harness's bubble are virtual too, so failsafe-go's timeouts just work).
 type Env struct {
 	// BaseURL is the provider's base URL (POST /v1/charges, GET
-	// /v1/charges?merchant_reference=; docs/provider-api.md).
+	// /v1/charges?merchant_reference=; docs/provider-api.md), or, under
+	// conformance.WithDialect("stripe"), Stripe's API as its SDKs call it:
+	// point the SDK's base URL here.
 	BaseURL string
 	// HTTPClient is the only way to the provider.
 	HTTPClient *http.Client

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -11,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/idemcheck/idemcheck/conformance"
+	"github.com/idemcheck/idemcheck/internal/childfail"
 	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/sut/service"
 )
@@ -110,28 +109,14 @@ func TestBrokenVariantsAreCaught(t *testing.T) {
 	} {
 		t.Run(bug, func(t *testing.T) {
 			t.Parallel()
-			dir := t.TempDir()
-			cmd := exec.Command(os.Args[0], "-test.run=^TestServiceOverHTTP$", "-rapid.seed=3")
-			cmd.Dir = dir
-			cmd.Env = append(os.Environ(), bugVar+"="+bug, binVar+"="+bin, "IDEMCHECK_REPORT_DIR="+dir, "RAPID_CHECKS=100",
-				"RAPID_SHRINKTIME=20s", "IDEMCHECK_PROVIDER=", "IDEMCHECK_MUTANT=", "GITHUB_STEP_SUMMARY=", "IDEMCHECK_REPRODUCE=0")
-			out, err := cmd.CombinedOutput()
-			require.Error(t, err, "the %s variant passed:\n%s", bug, out)
-			files, _ := filepath.Glob(filepath.Join(dir, "*-TestServiceOverHTTP", "failure.json"))
-			require.Len(t, files, 1, "a failing run writes one JSON report; output:\n%s", out)
-			raw, err := os.ReadFile(files[0])
-			require.NoError(t, err)
-			var rep struct {
-				Invariant string `json:"invariant"`
-				StepCount int    `json:"step_count"`
-			}
-			require.NoError(t, json.Unmarshal(raw, &rep))
+			rep, out := childfail.Run(t, "TestServiceOverHTTP", []string{"-rapid.seed=3"},
+				bugVar+"="+bug, binVar+"="+bin, "RAPID_CHECKS=100", "RAPID_SHRINKTIME=20s")
 			t.Logf("%s: %s after %d shopper steps", bug, rep.Invariant, rep.StepCount)
 			assert.Contains(t, want, rep.Invariant, "output:\n%s", out)
 			// In real time a shrink attempt may not fail again when the
 			// machine is loaded (rapid then stops shrinking with "flaky
 			// test"); the step bound holds for a shrink rapid finished.
-			if !strings.Contains(string(out), "[rapid] flaky test") {
+			if !strings.Contains(out, "[rapid] flaky test") {
 				assert.LessOrEqual(t, rep.StepCount, 3, "the counterexample has at most 3 shopper steps; output:\n%s", out)
 			}
 		})

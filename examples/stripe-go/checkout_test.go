@@ -1,10 +1,8 @@
 package stripecheckout_test
 
 import (
-	"encoding/json"
 	"flag"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/checkout"
 	"github.com/idemcheck/idemcheck/conformance"
+	"github.com/idemcheck/idemcheck/internal/childfail"
 	"github.com/idemcheck/idemcheck/reports"
 
 	stripecheckout "github.com/idemcheck/idemcheck/examples/stripe-go"
@@ -82,26 +81,12 @@ func TestMistakesAreCaught(t *testing.T) {
 	} {
 		t.Run(variant, func(t *testing.T) {
 			t.Parallel()
-			dir := t.TempDir()
-			cmd := exec.Command(os.Args[0], "-test.run=^TestStripeCheckout$", "-rapid.seed=3")
-			cmd.Dir = dir
-			cmd.Env = append(os.Environ(), variantVar+"="+variant, "IDEMCHECK_REPORT_DIR="+dir, "RAPID_CHECKS=1000",
-				"IDEMCHECK_PROVIDER=", "IDEMCHECK_MUTANT=", "GITHUB_STEP_SUMMARY=", "IDEMCHECK_REPRODUCE=0", "IDEMCHECK_PARALLEL=1")
-			out, err := cmd.CombinedOutput()
-			require.Error(t, err, "the %s variant passed:\n%s", variant, out)
-			files, _ := filepath.Glob(filepath.Join(dir, "*-TestStripeCheckout", "failure.json"))
-			require.Len(t, files, 1, "a failing run writes one JSON report; output:\n%s", out)
-			raw, err := os.ReadFile(files[0])
-			require.NoError(t, err)
-			var rep struct {
-				Invariant string `json:"invariant"`
-				StepCount int    `json:"step_count"`
-			}
-			require.NoError(t, json.Unmarshal(raw, &rep))
+			rep, out := childfail.Run(t, "TestStripeCheckout", []string{"-rapid.seed=3"},
+				variantVar+"="+variant, "RAPID_CHECKS=1000", "IDEMCHECK_PARALLEL=1")
 			t.Logf("%s: %s after %d shopper steps", variant, rep.Invariant, rep.StepCount)
 			assert.Contains(t, want, rep.Invariant, "output:\n%s", out)
 			assert.LessOrEqual(t, rep.StepCount, 3, "the counterexample has at most 3 shopper steps; output:\n%s", out)
-			curl, err := os.ReadFile(filepath.Join(filepath.Dir(files[0]), "failure.curl.sh"))
+			curl, err := os.ReadFile(filepath.Join(rep.Dir, "failure.curl.sh"))
 			require.NoError(t, err)
 			assert.True(t, strings.Contains(string(curl), "/v1/payment_intents") && strings.Contains(string(curl), "application/x-www-form-urlencoded"),
 				"the curl script replays the forms the SDK sent:\n%s", curl)
