@@ -27,6 +27,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemcheck/idemcheck/conformance"
+	"github.com/idemcheck/idemcheck/internal/childfail"
 	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/sut/service"
 )
@@ -231,32 +232,15 @@ func TestNaiveIsCaught(t *testing.T) {
 		conformance.CheckService(t, service.Command("node", script, "--variant", "naive"), conformance.WithDialect("stripe"))
 		return
 	}
-	dir := t.TempDir()
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestNaiveIsCaught$", "-test.v", "-rapid.seed=3")
-	cmd.Dir = dir // rapid's fail file lands there; server.js is found from the package
-	cmd.Env = append(os.Environ(), childVar+"=1", scriptVar+"="+script, "IDEMCHECK_REPORT_DIR="+dir, "RAPID_CHECKS=100", "RAPID_SHRINKTIME=20s",
-		"IDEMCHECK_PROVIDER=", "IDEMCHECK_MUTANT=", "GITHUB_STEP_SUMMARY=", "IDEMCHECK_REPRODUCE=0")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, ctx.Err(), "the child did not end in 5 min; output:\n%s", out)
-	require.Error(t, err, "the naive variant passed:\n%s", out)
-	files, _ := filepath.Glob(filepath.Join(dir, "*-TestNaiveIsCaught", "failure.json"))
-	require.Len(t, files, 1, "a failing run writes one JSON report; output:\n%s", out)
-	raw, err := os.ReadFile(files[0])
-	require.NoError(t, err)
-	var rep struct {
-		Invariant string `json:"invariant"`
-		StepCount int    `json:"step_count"`
-	}
-	require.NoError(t, json.Unmarshal(raw, &rep))
+	rep, out := childfail.Run(t, "TestNaiveIsCaught", []string{"-test.v", "-rapid.seed=3"},
+		childVar+"=1", scriptVar+"="+script, "RAPID_CHECKS=100", "RAPID_SHRINKTIME=20s")
 	t.Logf("naive: %s after %d shopper steps", rep.Invariant, rep.StepCount)
 	assert.Contains(t, []string{conformance.AtMostOneChargePerOrder, conformance.ConflictNeverFinal, conformance.OneKeyPerIntent}, rep.Invariant, "output:\n%s", out)
-	assert.Contains(t, string(out), rep.Invariant+" violated", "the failure names the invariant")
+	assert.Contains(t, out, rep.Invariant+" violated", "the failure names the invariant")
 	// In real time a shrink attempt may not fail again on a loaded machine
 	// (rapid then stops with "flaky test"); the bound holds for a shrink
 	// rapid finished.
-	if !strings.Contains(string(out), "[rapid] flaky test") {
+	if !strings.Contains(out, "[rapid] flaky test") {
 		assert.LessOrEqual(t, rep.StepCount, 3, "a minimal counterexample; output:\n%s", out)
 	}
 }
