@@ -21,6 +21,8 @@ ACTIONLINT := github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 # Where the test command's runs write their reports, so they never land in
 # the index of your own runs (conformance/idemcheck-reports/).
 TEST_REPORTS := $(CURDIR)/.cache/test-reports
+# The stripe SDK of examples/stripe-node (a checkout service in Node).
+STRIPE_NODE := examples/stripe-node/node_modules/stripe/package.json
 # The formatter of go test -json (internal/testprogress), built there.
 PROGRESS := $(CURDIR)/.cache/bin/testprogress
 
@@ -51,7 +53,7 @@ conformance:
 # slow test and failure, and every 30 s what is still running. The reports
 # go to TEST_REPORTS; the last line checks that no test wrote into an
 # idemcheck-reports/ folder of the clone.
-test: vet $(JAR) $(MERMAID)
+test: vet $(JAR) $(MERMAID) $(STRIPE_NODE)
 	rm -rf $(TEST_REPORTS) && mkdir -p $(TEST_REPORTS) && touch $(TEST_REPORTS)/.started
 	$(GO) build -o $(PROGRESS) ./internal/testprogress
 	@log=$$(mktemp); export IDEMCHECK_REPORT_DIR=$(TEST_REPORTS); \
@@ -79,6 +81,12 @@ vet:
 	$(GO) vet ./...
 	$(GO) run $(ACTIONLINT)
 
+# examples/stripe-node's SDK (npm package stripe, pinned in its
+# package.json / package-lock.json), installed once (its TestMain also
+# runs this npm ci when it is missing).
+$(STRIPE_NODE):
+	cd examples/stripe-node && $(NPM) ci --no-audit --no-fund --cache $(CURDIR)/.cache/npm
+
 # The WireMock jar and Mermaid, installed once (the WireMock tests also run
 # this npm ci themselves when the jar is missing: sut/wiremock.FindJar).
 $(JAR) $(MERMAID) &:
@@ -92,7 +100,7 @@ mermaid: $(MERMAID)
 
 # Everything the tests download, ahead of time (for an offline run later):
 # Go modules, the WireMock jar, stripe-mock.
-deps: $(JAR)
+deps: $(JAR) $(STRIPE_NODE)
 	$(GO) mod download
 	GOBIN=$(CURDIR)/.cache/stripe-mock-v0.203.0 GOFLAGS=-mod=mod $(GO) install github.com/stripe/stripe-mock@v0.203.0
 

@@ -36,7 +36,11 @@ func (s *serialized) Checkout(ctx context.Context, o checkout.Order, token strin
 // look for — within a bounded wall-clock time, instead of hanging
 // CheckClient forever with no message (issue 27, item 4). Regression: the
 // child ran until its context (here 3 minutes) killed it, printing
-// nothing.
+// nothing. Its replay line names rapid's seed, which replays the stalled
+// check, and no fail file. Regression: rapid named the fail file of the
+// last check, which had failed at once on the stall without a draw; rapid
+// found it invalid on replay and searched anew, stalling at step 2 once
+// and at step 14 another time.
 func TestCheckClient_mutexAcrossCall(t *testing.T) {
 	if inChild(t.Name()) {
 		conformance.CheckClient(t, func(env checkout.Env) (checkout.Client, error) {
@@ -53,6 +57,9 @@ func TestCheckClient_mutexAcrossCall(t *testing.T) {
 	assert.Contains(t, out, "client-api: the sequence stalled at step ", "names the step in flight")
 	assert.Contains(t, out, "sync.Mutex held across a provider call", "says what to look for")
 	assert.Contains(t, out, "[rapid] failed after", "a failure rapid reports with its seed, not a crash")
+	assert.Regexp(t, `To reproduce, specify -run="[^"]+" -rapid\.seed=[0-9]+\n`, out, "the seed replays the stalled check")
+	assert.NotContains(t, out, "-rapid.failfile=", "a stall keeps no fail file: it would replay nothing")
+	assert.Contains(t, out, "neither shrunk nor kept in a fail file", "says why")
 	assert.NotContains(t, out, "panic:")
 	assert.NotContains(t, out, "DATA RACE", "the watch reads the stalled check's pulse only")
 	assert.Equal(t, 1, strings.Count(out, "--- FAIL: TestCheckClient_mutexAcrossCall"))

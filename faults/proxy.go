@@ -100,6 +100,7 @@ type Proxy struct {
 	URL string
 
 	upstream *url.URL
+	watch    func(*http.Request)
 	srv      *http.Server
 	end      chan error
 }
@@ -114,15 +115,18 @@ func NewProxy(upstream string, next http.RoundTripper, history *models.History, 
 	}
 	t := NewTransport(&RemoteWire{Next: next, History: history, MaxBody: maxBody}, history, schedule)
 	t.MaxBody = maxBody
-	return ServeTransport(t, upstream)
+	return ServeTransport(t, upstream, nil)
 }
 
 // ServeTransport starts a Proxy on 127.0.0.1 (a free port) whose requests
 // go through t — an in-process Transport in front of the embedded
 // provider, say, so that a client in another process meets the same fault
 // schedule and the same recorded provider decisions — with request paths
-// joined to upstream's. Close it when done.
-func ServeTransport(t *Transport, upstream string) (*Proxy, error) {
+// joined to upstream's. watch, when not nil, is shown each request as the
+// client sent it, before the proxy forwards it (its Authorization, say:
+// whose account the client's keys are in); it must not keep the request
+// or read its body. Close it when done.
+func ServeTransport(t *Transport, upstream string, watch func(*http.Request)) (*Proxy, error) {
 	u, err := url.Parse(upstream)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, errors.New("faults: proxy upstream must be an http(s) URL")
@@ -135,6 +139,7 @@ func ServeTransport(t *Transport, upstream string) (*Proxy, error) {
 		Transport: t,
 		URL:       "http://" + ln.Addr().String(),
 		upstream:  u,
+		watch:     watch,
 		end:       make(chan error, 1),
 	}
 	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
@@ -164,6 +169,9 @@ const OpHeader = "Idemcheck-Op"
 
 // ServeHTTP forwards one request through the fault schedule.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if p.watch != nil {
+		p.watch(r)
+	}
 	ctx := r.Context()
 	if op, err := strconv.Atoi(r.Header.Get(OpHeader)); err == nil {
 		ctx = models.WithOp(ctx, op)

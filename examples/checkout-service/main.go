@@ -38,6 +38,7 @@ type settings struct {
 	minAge         time.Duration
 	abandonAfter   time.Duration
 	bug            string
+	apiKey         string
 }
 
 // bugs are the planted mistakes -bug selects.
@@ -59,6 +60,7 @@ func main() {
 	flag.IntVar(&s.retries, "retries", 3, "retries after the first try")
 	flag.DurationVar(&s.minAge, "min-age", 2*time.Minute, "how old an open attempt must be before reconciliation asks the provider")
 	flag.DurationVar(&s.abandonAfter, "abandon-after", 30*time.Minute, "how long after its last send an attempt without a charge is abandoned")
+	flag.StringVar(&s.apiKey, "api-key", "", "the merchant's API key, sent as Authorization: Bearer <key> on every provider request (none: no Authorization)")
 	flag.StringVar(&s.bug, "bug", "", "plant a mistake: fresh-key-per-request, conflict-is-failure, no-card-guard, key-after-send")
 	flag.Parse()
 	if err := run(*addr, s); err != nil {

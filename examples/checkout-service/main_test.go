@@ -13,6 +13,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/conformance"
 	"github.com/idemcheck/idemcheck/internal/childfail"
+	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/sut/service"
 )
 
@@ -58,9 +59,9 @@ const binVar = "CHECKOUT_SERVICE_BIN"
 // launch starts the service with its timeouts scaled to the harness's
 // real-time runs (Config.TimeScale 1/15: 3 s → 200 ms, 10 s → 667 ms,
 // 1 s → 67 ms), as docs/client-api.md asks.
-func launch(bug string) service.Launcher {
-	return service.Command(bin, "-addr", "127.0.0.1:0", "-attempt-timeout", "200ms",
-		"-total-timeout", "667ms", "-retry-delay", "67ms", "-bug", bug)
+func launch(bug string, more ...string) service.Launcher {
+	return service.Command(bin, append([]string{"-addr", "127.0.0.1:0", "-attempt-timeout", "200ms",
+		"-total-timeout", "667ms", "-retry-delay", "67ms", "-bug", bug}, more...)...)
 }
 
 // TestServiceOverHTTP certifies the service over HTTP: the harness starts
@@ -68,6 +69,24 @@ func launch(bug string) service.Launcher {
 // drives its endpoints and judges the wire and its answers.
 func TestServiceOverHTTP(t *testing.T) {
 	conformance.CheckService(t, launch(os.Getenv(bugVar)))
+}
+
+// TestServiceAuthenticated: a service that authenticates, as every SDK
+// does, with a key of its own is judged in its own account: the
+// harness's probes of its keys carry the Authorization it last sent to the
+// provider (through the fault proxy), so the provider answers them from
+// the service's keys. Regression (issue 27, item 2): the proxy noted no
+// header, the probes went without one, the provider kept them under
+// another account and charged them, and the run blamed its own provider
+// on replay-consistent.
+func TestServiceAuthenticated(t *testing.T) {
+	stats := conformance.CheckService(t, launch("", "-api-key", "sk_test_bookstore_4242"))
+	for _, r := range stats.Results() {
+		assert.NotEqual(t, reports.Fail, r.Verdict, "%s: %s", r.Name, r.Reason)
+		if r.Name == conformance.ReplayConsistent {
+			assert.Equal(t, reports.Pass, r.Verdict, "the probes of the service's keys were judged: %s", r.Reason)
+		}
+	}
 }
 
 // TestBrokenVariantsAreCaught runs TestServiceOverHTTP in a child process

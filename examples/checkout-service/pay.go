@@ -170,9 +170,7 @@ func (sh *shop) post(ctx context.Context, key string, body []byte, op string) (a
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Idempotency-Key", `"`+key+`"`) // a Structured Field String
-	if op != "" {
-		req.Header.Set("Idemcheck-Op", op)
-	}
+	sh.headers(req, op)
 	resp, err := sh.http.Do(req)
 	if err != nil {
 		return answer{}, err
@@ -231,9 +229,7 @@ func (sh *shop) find(ctx context.Context, reference, op string) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	if op != "" {
-		req.Header.Set("Idemcheck-Op", op)
-	}
+	sh.headers(req, op)
 	resp, err := sh.http.Do(req)
 	if err != nil {
 		return "", err
@@ -257,4 +253,16 @@ func (sh *shop) find(ctx context.Context, reference, op string) (string, error) 
 		}
 	}
 	return "", nil
+}
+
+// headers sets what every provider request carries: the operation id the
+// harness handed the call (docs/client-api.md) and, with -api-key, the
+// merchant's credential, as an SDK sends it.
+func (sh *shop) headers(req *http.Request, op string) {
+	if op != "" {
+		req.Header.Set("Idemcheck-Op", op)
+	}
+	if sh.s.apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+sh.s.apiKey)
+	}
 }

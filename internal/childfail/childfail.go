@@ -1,7 +1,7 @@
 // Package childfail runs one test of the running test binary in a child
 // process that must fail, and reads the failure report it wrote: how the
 // examples' tests show a planted mistake caught (examples/checkout-service,
-// examples/stripe-go) without failing themselves.
+// examples/stripe-go, examples/stripe-node) without failing themselves.
 package childfail
 
 import (

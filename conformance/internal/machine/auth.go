@@ -10,8 +10,9 @@ import (
 // with, as an SDK's secret key.
 const ClientAPIKey = "sk_test_idemcheck_merchant_a"
 
-// clientAuth is the Authorization header a Go client under test last
-// sent, so that the harness's probes of its keys go in the client's own
+// clientAuth is the Authorization header the client under test last sent
+// — a Go client through its transport (authWatch), a service through the
+// fault proxy (openUnderTest) — so that the harness's probes of its keys go in the client's own
 // account (the embedded provider scopes keys per credential:
 // provider.AccountScope). It is held in memory only, never recorded in
 // the history or a report. It is safe for concurrent use.

@@ -53,7 +53,9 @@ func (w *World) openUnderTest(u *UnderTest) error {
 	w.ccfg.AbandonAfter = orDefault(u.AbandonAfter, client.DefaultAbandonAfter)
 	w.ccfg.Interval = orDefault(u.Interval, client.DefaultInterval)
 	if w.loopback {
-		p, err := faults.ServeTransport(w.faults, w.ccfg.BaseURL)
+		// A service's probes go in the account it sends, as a Go client's
+		// (auth.go): the proxy notes each request's Authorization.
+		p, err := faults.ServeTransport(w.faults, w.ccfg.BaseURL, func(r *http.Request) { w.auth.note(r.Header.Get("Authorization")) })
 		if err != nil {
 			return fmt.Errorf("conformance: serve the provider on loopback: %w", err)
 		}

@@ -121,13 +121,15 @@ type runState struct {
 	// budget), noted by its sequences.
 	stop machine.Stop
 
-	mu    sync.Mutex // guards round, done, ack, stalled
+	mu    sync.Mutex // guards round, done, ack, stalled, undoNoFailFile
 	round round      // the rapid.Check under way (catalogue.go)
 	done  int        // search checks that passed, over every round
 	ack   map[string]bool
 	// stalled is the failure of a check the run gave up waiting for
-	// (stall.go), "" while none.
-	stalled string
+	// (stall.go), "" while none; undoNoFailFile puts back the
+	// -rapid.nofailfile it set (noFailFile), nil when it set none.
+	stalled        string
+	undoNoFailFile func()
 }
 
 // noteStopped records that the run stopped early, and why.
@@ -273,6 +275,7 @@ func run(t *testing.T, cfg Config, stats *Stats) *Stats {
 		return r.stats
 	}
 	n := r.cfg.parallelism()
+	t.Cleanup(r.keepFailFiles) // after the cleanup below: rapid has kept its fail file or not
 	t.Cleanup(func() {
 		if t.Failed() {
 			if n == 1 { // a parallel run's failing properties wrote their own reports (runParallel)

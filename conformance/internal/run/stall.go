@@ -1,6 +1,7 @@
 package run
 
 import (
+	"flag"
 	"fmt"
 	"time"
 
@@ -27,7 +28,8 @@ const stallPoll = time.Second
 // and what to look for; every later check of the run, rapid's shrinking
 // included, fails at once with the same message, from the same line, so
 // rapid ends at once too (a stall is not shrunk: each try would cost
-// StallAfter).
+// StallAfter), and keeps no fail file (noFailFile): rapid's -rapid.seed
+// replays the stalled sequence.
 func (r *runState) watched(t *rapid.T, prop func(*rapid.T, *machine.Pulse)) {
 	if r.stallMessage() == "" {
 		r.watch(t, prop)
@@ -88,7 +90,10 @@ func (r *runState) noteStall(where string) {
 		"because a goroutine of the client under test is blocked outside virtual time: look for a sync.Mutex held across a provider call "+
 		"(a second click then waits on it while the first waits on the provider), a channel made outside the bubble, "+
 		"or real I/O (its own http.Client, a socket, a file); hold no lock across a call to Env.HTTPClient, and give every "+
-		"blocking call the ctx it is handed (a stall is not shrunk: rapid's seed below replays the sequence)", machine.ClientAPI, where, StallAfter)
+		"blocking call the ctx it is handed (a stall is neither shrunk nor kept in a fail file, since rapid records no draws of the check "+
+		"that found it and running it again costs another %v: rapid's -rapid.seed below replays the sequence, stalling at the same step)",
+		machine.ClientAPI, where, StallAfter, StallAfter)
+	r.noFailFile() // before the stall is noted: every check that fails on it sees the flag set
 	r.mu.Lock()
 	if r.stalled == "" {
 		r.stalled = msg
@@ -104,4 +109,46 @@ func (r *runState) stallMessage() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.stalled
+}
+
+// noFailFile sets rapid's -rapid.nofailfile for the rest of the run, and
+// t's cleanup (keepFailFiles) puts it back. A stall ends the search, and
+// every later check of the run, rapid's reproduction and shrink included,
+// fails at once with no draw: the last of them is what rapid would save
+// as the fail file, which replays nothing (rapid finds it invalid and
+// searches anew from another seed, stalling at another step or not at
+// all). rapid records no draws of a search check (its fail file holds a
+// shrunk reproduction's), and reproducing a stall costs StallAfter, so
+// there are no draws to save; without a fail file rapid's failure names
+// -rapid.seed, which replays the stalled check. rapid reads the flag once
+// its check has failed: a rapid.Check of another test of the process
+// failing before the cleanup keeps no fail file either (it still names
+// its seed).
+func (r *runState) noFailFile() {
+	f := flag.Lookup("rapid.nofailfile")
+	if f == nil {
+		return
+	}
+	rapidFlagsMu.Lock()
+	defer rapidFlagsMu.Unlock()
+	old := f.Value.String()
+	if old == "true" || f.Value.Set("true") != nil {
+		return
+	}
+	r.mu.Lock()
+	r.undoNoFailFile = func() { _ = f.Value.Set(old) }
+	r.mu.Unlock()
+}
+
+// keepFailFiles puts back the -rapid.nofailfile a stall set (noFailFile).
+func (r *runState) keepFailFiles() {
+	r.mu.Lock()
+	undo := r.undoNoFailFile
+	r.undoNoFailFile = nil
+	r.mu.Unlock()
+	if undo != nil {
+		rapidFlagsMu.Lock()
+		undo()
+		rapidFlagsMu.Unlock()
+	}
 }
