@@ -5,6 +5,12 @@ import (
 	"encoding/json"
 )
 
+// StripeMaxKeyLength is the longest idempotency key Stripe's dialect
+// accepts: 255 characters (https://docs.stripe.com/api/idempotent_requests).
+// It lives here, low, for the checks (conformance/check) and the wire
+// (sut/stripewire) alike.
+const StripeMaxKeyLength = 255
+
 // OfDialect reports whether a provider's answer (status, body) to e's
 // request is one docs/provider-api.md speaks: a JSON body and, for a 2xx,
 // what the request asks for — a charge with an id (a create), a refund

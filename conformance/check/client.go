@@ -5,7 +5,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/idemcheck/idemcheck/models"
-	"github.com/idemcheck/idemcheck/sut/stripewire"
 )
 
 // checkOneKeyPerIntent: every POST for one intent (merchant reference)
@@ -112,7 +111,7 @@ func stripeKeyFault(e models.Exchange) string {
 		return "the Idempotency-Key header twice"
 	case e.Key == "":
 		return "an empty Idempotency-Key"
-	case len(e.Key) > stripewire.MaxKeyLength:
+	case len(e.Key) > models.StripeMaxKeyLength:
 		return "an Idempotency-Key longer than Stripe's 255 characters"
 	case strings.IndexFunc(e.Key, func(c rune) bool { return c < ' ' || c > '~' }) >= 0:
 		return "an Idempotency-Key with a character outside printable ASCII"

@@ -30,7 +30,7 @@ const ReferenceParam = "metadata[" + ReferenceField + "]"
 
 // MaxKeyLength is the longest idempotency key Stripe accepts: 255
 // characters (https://docs.stripe.com/api/idempotent_requests).
-const MaxKeyLength = 255
+const MaxKeyLength = models.StripeMaxKeyLength
 
 // Charge is a Stripe charge object (the fields idemcheck reads).
 type Charge struct {
