@@ -121,6 +121,9 @@ type runState struct {
 	// budget), noted by its sequences.
 	stop machine.Stop
 
+	// lane is the run's lane when several run at once (concurrent.go).
+	lane *lane
+
 	mu    sync.Mutex // guards round, done, ack, stalled
 	round round      // the rapid.Check under way (catalogue.go)
 	done  int        // search checks that passed, over every round
@@ -265,7 +268,7 @@ func run(t *testing.T, cfg Config, stats *Stats) *Stats {
 		if base := rapidSeed(); base != 0 && !cfg.Shard.whole() {
 			defer setRapidFlags(t, 0, cfg.Shard.streamSeed(base, 0, 1))() // this shard's seeds (shard.go)
 		}
-		r.catalogue(t)
+		r.searchAll(t) // Concurrency lanes at once (concurrent.go)
 		r.stats.mu.Lock()
 		r.stats.stopped = r.stoppedWhy()
 		r.stats.mu.Unlock()
