@@ -167,7 +167,7 @@ var replayRE = regexp.MustCompile(`replay: IDEMCHECK_PROVIDER=\S+ go test \./con
 func TestConcurrentSequencesKeepOneCatalogue(t *testing.T) {
 	t.Parallel() // it mostly waits (real time, a build): beside another such test
 	url := serveMutants(t, "replay-new-charge,no-fingerprint")
-	out, failed, dir := runConformance(t, "1", append(catalogueEnv, "IDEMCHECK_PROVIDER="+url, "IDEMCHECK_CONCURRENCY=4")...)
+	out, failed, dir := runConformance(t, "1", append(catalogueEnv, "IDEMCHECK_PROVIDER="+url, "IDEMCHECK_CONCURRENCY=4", "RAPID_CHECKS=100")...)
 	require.True(t, failed, out)
 	require.Contains(t, out, "4 sequences in flight at once")
 	seen := map[string]bool{}

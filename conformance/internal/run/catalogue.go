@@ -255,7 +255,7 @@ func (r *runState) catalogue(t *testing.T) {
 			return
 		}
 		// A known deviation is not shrunk again: it is reported, not fixed.
-		for try := 1; try <= flakyRetries && rd.knownFrom == nil && flaky(text) && !r.searchSpent(); try++ {
+		for try := 1; try <= flakyRetries && rd.knownFrom == nil && flaky(text) && !r.searchSpent() && !r.lane.takenByOther(rd.smallestV.Category); try++ {
 			again, atext, ok := r.retryRound(t, rd, failFileIn(text))
 			if !ok {
 				t.Logf("idemcheck: round %d again (%d of %d) did not find its category again", n, try, flakyRetries)

@@ -258,6 +258,19 @@ func (l *lane) number(n int, category string, max int) (_ int, dup bool) {
 	return l.count, false
 }
 
+// takenByOther reports whether another lane claimed category first: a
+// retry of this lane's round would take it as acknowledged, and search in
+// vain (catalogue.go's flakyRetries); the other lane reports it.
+func (l *lane) takenByOther(category string) bool {
+	if l == nil {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	by, ok := l.claimed[category]
+	return ok && by != l.i
+}
+
 // full reports whether the lanes recorded max deviations.
 func (l *lane) full(max int) bool {
 	if l == nil {

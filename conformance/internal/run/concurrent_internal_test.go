@@ -89,3 +89,18 @@ func TestLanesShareOneCatalogue(t *testing.T) {
 	require.Equal(t, 5, n, "one lane: the round's own number")
 	require.False(t, dup)
 }
+
+// A lane does not retry a round whose category another lane claimed
+// first: its retry would take it as acknowledged and search in vain.
+func TestLaneDoesNotRetryAnotherLanesCategory(t *testing.T) {
+	shared := &lanes{n: 2, claimed: map[string]int{}, recorded: map[string]bool{}}
+	a, b := &lane{lanes: shared, i: 0}, &lane{lanes: shared, i: 1}
+	b.claim(&check.ViolationError{Category: "x"})
+	a.claim(&check.ViolationError{Category: "x"})
+	a.claim(&check.ViolationError{Category: "y"})
+	require.True(t, a.takenByOther("x"))
+	require.False(t, b.takenByOther("x"))
+	require.False(t, a.takenByOther("y"))
+	var none *lane
+	require.False(t, none.takenByOther("x"))
+}
