@@ -118,7 +118,8 @@ type Config struct {
 	// all within the run's one set of budgets; 0 or 1: one at a time.
 	// FromEnv reads IDEMCHECK_CONCURRENCY (1 to MaxConcurrency), default
 	// DefaultConcurrency (4) against a URL and 1 for a client service,
-	// whose sequences each start a process (set the variable for more).
+	// whose N properties would each shrink and report a bug they share
+	// (set the variable for more).
 	Concurrency int
 	// concurrencyAuto: Concurrency is FromEnv's default, not asked for; a
 	// client service then runs one sequence at a time.

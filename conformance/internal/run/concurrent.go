@@ -65,7 +65,9 @@ const ConcurrencyEnv = "IDEMCHECK_CONCURRENCY"
 // 25–30 s; 8 saves some 12 s more but doubles the request rate, past
 // what most sandboxes allow (their 429s then hold every sequence, or read
 // as the provider's faults). A client service over HTTP keeps 1 unless
-// asked (ConcurrencyAuto): each of its sequences starts a process.
+// asked (ConcurrencyAuto): its N properties do not share a catalogue, so
+// a bug all of them meet is shrunk and reported N times (at N=4 the
+// example service's 40 sequences took 8.6 s instead of 18.1 s).
 const DefaultConcurrency = 4
 
 // MaxConcurrency bounds Config.Concurrency: each sequence in flight holds
