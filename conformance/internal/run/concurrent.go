@@ -101,10 +101,12 @@ func ParseConcurrency(v string) (int, error) {
 }
 
 // concurrency is how many sequences c's run keeps in flight: Concurrency
-// against a URL (a replay of one fail file: 1), else 1. A client service
-// over HTTP is parallelism's.
+// against a URL, else 1. A replay of one fail file is one; so is a run
+// that checks reproducibility (IDEMCHECK_REPRODUCE), whose child replays
+// each take a share of the budget left, which lanes still sending would
+// spend beside them. A client service over HTTP is parallelism's.
 func (c Config) concurrency() int {
-	if c.Concurrency <= 1 || !c.IsRemote() || rapidFlag("rapid.failfile") != "" {
+	if c.Concurrency <= 1 || !c.IsRemote() || c.Reproduce > 0 || rapidFlag("rapid.failfile") != "" {
 		return 1
 	}
 	return min(c.Concurrency, MaxConcurrency)

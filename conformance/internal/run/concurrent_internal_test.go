@@ -104,3 +104,11 @@ func TestLaneDoesNotRetryAnotherLanesCategory(t *testing.T) {
 	var none *lane
 	require.False(t, none.takenByOther("x"))
 }
+
+// A run that checks reproducibility keeps one sequence in flight: its
+// child replays take shares of the budget left, which other lanes would
+// spend beside them, past the run's limit.
+func TestConcurrencyIsOneWhenReproducing(t *testing.T) {
+	c := Config{Config: machine.Config{Provider: "http://127.0.0.1:1"}, Concurrency: 4, Reproduce: 2}
+	require.Equal(t, 1, c.concurrency())
+}

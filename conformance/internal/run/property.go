@@ -159,6 +159,8 @@ func (r *runState) stoppedWhy() string { return r.stop.Why() }
 // (IDEMCHECK_PARALLEL) the embedded provider's property runs as the
 // subtests p0, p1, … of that test, at once, with one summary for all
 // (parallel.go); Config.Shard (IDEMCHECK_SHARD) picks its seeds (shard.go).
+// Against a URL, Config.Concurrency (IDEMCHECK_CONCURRENCY) sequences are
+// in flight at once, sharing the budgets and the catalogue (concurrent.go).
 func Run(t *testing.T, cfg Config) *Stats {
 	t.Helper()
 	kind := ProviderTag(cfg.Provider)
