@@ -37,8 +37,9 @@ import (
 //     deviation's replay line; a replay (-rapid.failfile) runs one lane.
 //   - One catalogue: a lane that finds a category claims it; the other
 //     lanes' later checks take it as acknowledged, as a recorded
-//     deviation. A category two lanes found at once is recorded once (the
-//     first to finish its shrink), the other's counterexample dropped.
+//     deviation. A category two lanes found at once is shrunk and recorded
+//     by the first to find it; the other's shrink is cut at once
+//     (shrinkEnd, takenCut) and its counterexample dropped.
 //     Deviations are numbered in the order they are recorded, across
 //     lanes; IDEMCHECK_MAX_DEVIATIONS counts them all.
 //
@@ -245,16 +246,17 @@ func (l *lane) others(ack map[string]bool, shrinking bool) {
 }
 
 // number is the run-wide number of the deviation round n of this lane
-// records, of category; dup when another lane recorded that category
-// already, or the lanes recorded max deviations (IDEMCHECK_MAX_DEVIATIONS):
-// the deviation is then not recorded.
+// records, of category; dup when another lane found that category first
+// (that lane shrinks and records it) or recorded it already, or the lanes
+// recorded max deviations (IDEMCHECK_MAX_DEVIATIONS): the deviation is
+// then not recorded.
 func (l *lane) number(n int, category string, max int) (_ int, dup bool) {
 	if l == nil {
 		return n, false
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.recorded[category] || l.count >= max {
+	if by, ok := l.claimed[category]; l.recorded[category] || ok && by != l.i || l.count >= max {
 		return 0, true
 	}
 	l.recorded[category] = true
@@ -274,6 +276,12 @@ func (l *lane) takenByOther(category string) bool {
 	by, ok := l.claimed[category]
 	return ok && by != l.i
 }
+
+// takenCut is why a lane's shrink is cut at once (shrinkEnd) when
+// another lane found its category first: that lane's shrink, with its
+// retries (flakyRetries), is the one recorded, and this one would only
+// spend the budget.
+const takenCut = "another sequence in flight found it first, and shrinks it"
 
 // full reports whether the lanes recorded max deviations.
 func (l *lane) full(max int) bool {

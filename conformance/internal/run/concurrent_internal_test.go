@@ -103,6 +103,27 @@ func TestLaneDoesNotRetryAnotherLanesCategory(t *testing.T) {
 	require.False(t, a.takenByOther("y"))
 	var none *lane
 	require.False(t, none.takenByOther("x"))
+	_, dup := a.number(1, "x", 5)
+	require.True(t, dup, "b found x first: b records it, even before it has")
+	n, dup := b.number(1, "x", 5)
+	require.False(t, dup)
+	require.Equal(t, 1, n)
+}
+
+// A lane's shrink of a category another lane found first is cut at once:
+// its first shrink check ends the shrink, naming why.
+func TestShrinkOfAnotherLanesCategoryIsCut(t *testing.T) {
+	shared := &lanes{n: 2, claimed: map[string]int{}, recorded: map[string]bool{}}
+	v := &check.ViolationError{Category: "x", Message: "m"}
+	(&lane{lanes: shared, i: 1}).claim(v)
+	r := &runState{lane: &lane{lanes: shared, i: 0}}
+	r.round.found, r.round.smallestV = v, v
+	require.Nil(t, r.shrinkEnd(machine.PhaseSearch), "a search check runs")
+	got := r.shrinkEnd(machine.PhaseShrink)
+	require.NotNil(t, got)
+	require.Contains(t, got.Category, takenCut)
+	r.lane.i, r.round.cut = 1, "" // the lane that found it first shrinks on
+	require.Nil(t, r.shrinkEnd(machine.PhaseShrink))
 }
 
 // A run that checks reproducibility keeps one sequence in flight: its
