@@ -26,7 +26,7 @@ STRIPE_NODE := examples/stripe-node/node_modules/stripe/package.json
 # The formatter of go test -json (internal/testprogress), built there.
 PROGRESS := $(CURDIR)/.cache/bin/testprogress
 
-.PHONY: conformance certify test vet deps mutants-doc example-module bench bench-profile mermaid
+.PHONY: conformance certify test vet deps mutants-doc example-module bench bench-certify bench-profile mermaid
 
 # The main job: the reference client against the embedded provider under
 # random fault schedules, with the per-invariant summary. Needs only Go
@@ -142,6 +142,15 @@ bench:
 	@$(GO) run ./internal/benchtable $(BENCH_OUT)/bench.txt
 	@echo
 	@echo "raw: $(BENCH_OUT)/bench.txt; benchstat (95% intervals): $(BENCH_OUT)/benchstat.txt"
+
+# What a certification spends to find each provider mutant over loopback
+# (issue 24; docs/BENCHMARKS.md), at 0 and 300 ms of processing: one
+# certification each, to its first detection (~10 min on 2 cores). Not part
+# of make bench or make test: its numbers are counts, not times.
+bench-certify:
+	mkdir -p $(BENCH_OUT)
+	$(GO) test -run '^$$' -bench '^BenchmarkCertifyMutant$$' -benchtime 1x -timeout 60m ./conformance/internal/run >$(BENCH_OUT)/certify.txt
+	@$(GO) run ./internal/benchtable $(BENCH_OUT)/certify.txt
 
 # The CPU profile of BenchmarkProperty (docs/BENCHMARKS.md): what dominates.
 bench-profile:

@@ -121,7 +121,26 @@ type Config struct {
 	// (seed range, and against a URL a share of the budgets; see Shard);
 	// the zero value is the whole run. IDEMCHECK_SHARD ("i/n").
 	Shard Shard
+	// Concurrency is how many sequences a run against a URL, or against a
+	// client service over HTTP (CheckService), keeps in flight at once,
+	// each with its own keys, merchant references, seed and fail file,
+	// all within the run's one set of budgets; 0 or 1: one at a time.
+	// FromEnv reads IDEMCHECK_CONCURRENCY (1 to MaxConcurrency), default
+	// DefaultConcurrency (4) against a URL and 1 for a client service,
+	// whose N properties would each shrink and report a bug they share
+	// (set the variable for more).
+	Concurrency int
+	// concurrencyAuto: Concurrency is FromEnv's default, not asked for; a
+	// client service then runs one sequence at a time.
+	concurrencyAuto bool
 }
+
+// DefaultConcurrency is Config.Concurrency's and Provider.Concurrency's
+// default; MaxConcurrency its largest value.
+const (
+	DefaultConcurrency = run.DefaultConcurrency
+	MaxConcurrency     = run.MaxConcurrency
+)
 
 // The providers under test besides a URL (Config.Provider).
 const (
@@ -153,8 +172,8 @@ const (
 // IDEMCHECK_REPRODUCE, IDEMCHECK_CLIENT_STORE, IDEMCHECK_POSTGRES_URL,
 // IDEMCHECK_CLIENT_INSTANCES, IDEMCHECK_PROVIDER_STORE,
 // IDEMCHECK_REDIS_URL, IDEMCHECK_BASELINE, IDEMCHECK_MAX_DEVIATIONS,
-// IDEMCHECK_PARALLEL (default: one property per CPU, one for a mutant)
-// and IDEMCHECK_SHARD ("i/n"), with every default applied. An unusable
+// IDEMCHECK_PARALLEL (default: one property per CPU, one for a mutant),
+// IDEMCHECK_CONCURRENCY (default DefaultConcurrency) and IDEMCHECK_SHARD ("i/n"), with every default applied. An unusable
 // value is an error naming the variable.
 func FromEnv() (Config, error) {
 	rc, err := run.FromEnv()
@@ -169,7 +188,8 @@ func (c Config) settings() run.Config {
 			RedisURL: c.RedisURL, ClientStore: c.ClientStore, PostgresURL: c.PostgresURL, Instances: c.Instances},
 		OnSequence: c.OnSequence, OnShrink: c.OnShrink, Mutant: c.Mutant, ReportDir: c.ReportDir, Reproduce: c.Reproduce,
 		Baseline: run.Baseline(c.Baseline), MaxDeviations: c.MaxDeviations, Parallel: c.Parallel,
-		ParallelAuto: c.parallelAuto, Shard: run.Shard(c.Shard),
+		ParallelAuto: c.parallelAuto, Shard: run.Shard(c.Shard), Concurrency: c.Concurrency,
+		ConcurrencyAuto: c.concurrencyAuto,
 	}
 	return rc
 }
@@ -197,5 +217,6 @@ func fromRun(rc run.Config) Config {
 		Processing: rc.Processing, Retention: rc.Retention, TimeScale: rc.TimeScale, ProviderStore: rc.ProviderStore,
 		RedisURL: rc.RedisURL, ClientStore: rc.ClientStore, PostgresURL: rc.PostgresURL, Instances: rc.Instances,
 		Mutant: rc.Mutant, ReportDir: rc.ReportDir, Reproduce: rc.Reproduce, Baseline: Baseline(rc.Baseline),
-		MaxDeviations: rc.MaxDeviations, Parallel: rc.Parallel, parallelAuto: rc.ParallelAuto, Shard: Shard(rc.Shard)}
+		MaxDeviations: rc.MaxDeviations, Parallel: rc.Parallel, parallelAuto: rc.ParallelAuto, Shard: Shard(rc.Shard),
+		Concurrency: rc.Concurrency, concurrencyAuto: rc.ConcurrencyAuto}
 }

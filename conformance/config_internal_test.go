@@ -36,7 +36,7 @@ func TestConfigSettingsCarryEveryField(t *testing.T) {
 			f.SetFloat(1.0 / float64(i+2))
 		case reflect.Bool:
 			if !f.CanSet() {
-				c.parallelAuto = true
+				c.parallelAuto, c.concurrencyAuto = true, true
 				continue
 			}
 			f.SetBool(true)
@@ -77,6 +77,7 @@ func TestPublicConstantsAreTheRunsOwn(t *testing.T) {
 		{StoreMemory, machine.StoreMemory}, {StorePostgres, machine.StorePostgres}, {StoreRedis, machine.StoreRedis},
 		{DefaultReportDir, run.DefaultReportDir}, {DefaultMaxOrders, machine.DefaultMaxOrders},
 		{DefaultMaxSchedule, machine.DefaultMaxSchedule}, {DefaultMaxDeviations, run.DefaultMaxDeviations},
+		{DefaultConcurrency, run.DefaultConcurrency}, {MaxConcurrency, run.MaxConcurrency},
 		{DefaultProcessing, machine.DefaultProcessing}, {DefaultRetention, machine.DefaultRetention},
 		{DefaultTimeScale, machine.DefaultTimeScale}, {DefaultRemoteTimeScale, machine.DefaultRemoteTimeScale},
 		{ClientAPI, machine.ClientAPI},

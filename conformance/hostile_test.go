@@ -48,10 +48,13 @@ func TestRemotePropertyAgainstARateLimitedProvider(t *testing.T) {
 // capped the wait at 30 s and then sent 190 requests in a second. The
 // provider's Retry-After holds the whole run: one longer than the
 // duration budget stops it INCONCLUSIVE with that reason, and nothing is
-// sent after the 429.
+// sent after the 429. One sequence at a time, so that the create is the
+// one request on its way when the 429 comes back; with several in flight
+// each may have one on its way, and the hold of all of them is
+// TestConcurrentSequencesHoldOnOneRetryAfter's.
 func TestRemotePropertyHonoursRetryAfter(t *testing.T) {
 	s := hostile.Start(t, hostile.Options{Mode: hostile.RateLimit, RetryAfter: "3600", After: 1})
-	out, failed, _ := runConformance(t, "1", "IDEMCHECK_PROVIDER="+s.URL, "IDEMCHECK_MUTANT=", "RAPID_CHECKS=5", "IDEMCHECK_MAX_DURATION=30s")
+	out, failed, _ := runConformance(t, "1", "IDEMCHECK_PROVIDER="+s.URL, "IDEMCHECK_MUTANT=", "RAPID_CHECKS=5", "IDEMCHECK_MAX_DURATION=30s", "IDEMCHECK_CONCURRENCY=1")
 	require.False(t, failed, out)
 	assert.Contains(t, out, "INCONCLUSIVE: the provider asked (Retry-After) to wait 1h0m0s, longer than the")
 	reqs, _, _ := s.Counts()

@@ -65,6 +65,11 @@ type Provider struct {
 	SecondAPIKey string
 	// Budgets bound what the run may send and how long it may take.
 	Budgets Budgets
+	// Concurrency is how many of the property's sequences are in flight at
+	// once (1 to MaxConcurrency), within the one set of Budgets; default
+	// IDEMCHECK_CONCURRENCY, else DefaultConcurrency (4). Each request in
+	// flight counts against a sandbox's rate limit: see docs/profiles.md.
+	Concurrency int
 	// Checks is how many sequences the rapid property draws; default
 	// -rapid.checks (RAPID_CHECKS, else rapid's 100).
 	Checks int
@@ -149,7 +154,8 @@ func CertifyProvider(t *testing.T, p Provider) Result {
 		t.Fatal(err)
 	}
 	cert, paths := run.Certify(t, run.Certification{Remote: rc, Checks: p.Checks, Seed: p.Seed, ReportDir: p.ReportDir,
-		Baseline: p.Baseline, TimeScale: p.TimeScale, Progress: p.Progress, Stop: p.Stop, StopCause: p.StopCause})
+		Baseline: p.Baseline, TimeScale: p.TimeScale, Progress: p.Progress, Stop: p.Stop, StopCause: p.StopCause,
+		Concurrency: p.Concurrency})
 	return Result{Certification: cert, Paths: paths}
 }
 
@@ -187,10 +193,13 @@ func (p Provider) remoteConfig() (remote.Config, error) {
 	for _, b := range []struct {
 		name string
 		neg  bool
-	}{{"Budgets.Requests", p.Budgets.Requests < 0}, {"Budgets.Charges", p.Budgets.Charges < 0}, {"Budgets.Duration", p.Budgets.Duration < 0}, {"Checks", p.Checks < 0}} {
+	}{{"Budgets.Requests", p.Budgets.Requests < 0}, {"Budgets.Charges", p.Budgets.Charges < 0}, {"Budgets.Duration", p.Budgets.Duration < 0}, {"Checks", p.Checks < 0}, {"Concurrency", p.Concurrency < 0}} {
 		if b.neg {
 			return rc, fmt.Errorf("conformance: Provider.%s is negative (0: the default)", b.name)
 		}
+	}
+	if p.Concurrency > MaxConcurrency {
+		return rc, fmt.Errorf("conformance: Provider.Concurrency %d is above MaxConcurrency (%d)", p.Concurrency, MaxConcurrency)
 	}
 	if p.Budgets.Requests > 0 {
 		rc.Limits.MaxRequests = p.Budgets.Requests

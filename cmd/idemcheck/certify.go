@@ -32,6 +32,7 @@ func certifyMain(_ context.Context, args []string, stdout, stderr io.Writer) int
 	fs.IntVar(&p.Budgets.Requests, "budget-requests", 0, "most HTTP `requests` to send (IDEMCHECK_MAX_REQUESTS, else 20000)")
 	fs.IntVar(&p.Budgets.Charges, "budget-charges", 0, "most create requests (POST /v1/charges, each may charge) to send (IDEMCHECK_MAX_CHARGES, else 10000)")
 	fs.DurationVar(&p.Budgets.Duration, "budget-duration", 0, "longest wall-clock `duration` of the run (IDEMCHECK_MAX_DURATION, else 30m)")
+	fs.IntVar(&p.Concurrency, "concurrency", 0, "property `sequences` in flight at once, within the same budgets (IDEMCHECK_CONCURRENCY, else 4); each adds requests a second against a sandbox's rate limit: docs/profiles.md")
 	fs.IntVar(&p.Checks, "checks", 0, "`sequences` the property draws (RAPID_CHECKS, else 100)")
 	fs.Uint64Var(&p.Seed, "seed", 0, "the property's `seed` (RAPID_SEED, else random; the run prints the seed it used)")
 	fs.StringVar(&p.ReportDir, "report-dir", "", "`folder` of the run folders and index.md (IDEMCHECK_REPORT_DIR, else ./idemcheck-reports)")

@@ -92,7 +92,7 @@ func baselineInput(path string) error {
 // (conformance.Provider.Validate: URL, keys, profile), the baseline, the
 // IDEMCHECK_* variables the run reads, and the report folder.
 func certifyInputs(fs *flag.FlagSet, p *conformance.Provider) error {
-	if err := positiveFlags(fs, "budget-requests", "budget-charges", "budget-duration", "checks"); err != nil {
+	if err := positiveFlags(fs, "budget-requests", "budget-charges", "budget-duration", "checks", "concurrency"); err != nil {
 		return err
 	}
 	if err := p.Validate(); err != nil {

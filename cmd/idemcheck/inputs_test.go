@@ -43,7 +43,8 @@ func refusedInOneLine(t *testing.T, code int, stdout, stderr string, want ...str
 // --budget-duration 0s meant 30 minutes (the defaults).
 func TestCertifyRefusesBudgetsOfZeroOrBelow(t *testing.T) {
 	for _, c := range [][2]string{{"--budget-requests", "-5"}, {"--budget-requests", "0"}, {"--budget-charges", "0"},
-		{"--budget-charges", "-1"}, {"--budget-duration", "0s"}, {"--budget-duration", "-3s"}, {"--checks", "0"}} {
+		{"--budget-charges", "-1"}, {"--budget-duration", "0s"}, {"--budget-duration", "-3s"}, {"--checks", "0"},
+		{"--concurrency", "0"}, {"--concurrency", "-2"}} {
 		t.Run(c[0]+"="+c[1], func(t *testing.T) {
 			url, requests := counting(t)
 			code, stdout, stderr := idemcheck(t, nil, "certify", c[0], c[1], "--report-dir", t.TempDir(), url)
@@ -144,5 +145,28 @@ func TestCertifyNamesTheFlagsTheUserGave(t *testing.T) {
 	refusedInOneLine(t, code, stdout, stderr, "ftp://x")
 	if n := requests.Load(); n != 0 {
 		t.Errorf("the provider got %d requests, want 0", n)
+	}
+}
+
+// TestCertifyRefusesConcurrencyOutOfRange: --concurrency above 64 and an
+// IDEMCHECK_CONCURRENCY that is not 1 to 64 are refused in one line
+// naming what the user gave, before any request (issue 24, item 3).
+func TestCertifyRefusesConcurrencyOutOfRange(t *testing.T) {
+	for name, c := range map[string]struct {
+		env   []string
+		args  []string
+		named string
+	}{
+		"flag":     {nil, []string{"--concurrency", "65"}, "Concurrency 65"},
+		"variable": {[]string{"IDEMCHECK_CONCURRENCY=lots"}, nil, `IDEMCHECK_CONCURRENCY="lots"`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			url, requests := counting(t)
+			code, stdout, stderr := idemcheck(t, c.env, append(append([]string{"certify"}, c.args...), "--report-dir", t.TempDir(), url)...)
+			refusedInOneLine(t, code, stdout, stderr, c.named)
+			if n := requests.Load(); n != 0 {
+				t.Errorf("the provider got %d requests, want 0", n)
+			}
+		})
 	}
 }

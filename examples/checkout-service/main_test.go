@@ -122,3 +122,21 @@ func TestBrokenVariantsAreCaught(t *testing.T) {
 		})
 	}
 }
+
+// TestServiceSequencesInFlight: IDEMCHECK_CONCURRENCY=2 runs the
+// service's property as two at once (the subtests p0 and p1, a service
+// per sequence), each with its share of the checks, and the service
+// passes as it does one at a time (issue 24, item 3).
+func TestServiceSequencesInFlight(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestServiceOverHTTP$", "-test.v", "-rapid.seed=3")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), bugVar+"=", binVar+"="+bin, "IDEMCHECK_REPORT_DIR="+dir, "RAPID_CHECKS=6", "IDEMCHECK_CONCURRENCY=2",
+		"IDEMCHECK_PROVIDER=", "IDEMCHECK_MUTANT=", "GITHUB_STEP_SUMMARY=", "IDEMCHECK_REPRODUCE=0")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "2 properties at once (IDEMCHECK_CONCURRENCY=2), 6 checks in all")
+	require.Contains(t, string(out), "--- PASS: TestServiceOverHTTP/p0")
+	require.Contains(t, string(out), "--- PASS: TestServiceOverHTTP/p1")
+}

@@ -5,7 +5,9 @@
 // job's cost per exchange over the embedded provider's handler called
 // directly, a sequence's cost in direct handler calls (target ≤ 40), how
 // the cost grows with steps and history length, and the slowest mutant's
-// median time to detect (target < 0.5 s). A line above the table names
+// median time to detect (target < 0.5 s); with BenchmarkCertifyMutant's
+// rows, a table of what a certification spends to find each provider
+// mutant. A line above the table names
 // the machine (cpu, GOMAXPROCS, Go version) and the date.
 //
 //	go test -run '^$' -bench . -count 5 ./sut/provider ./conformance | tee bench.txt
@@ -49,5 +51,8 @@ func run(files []string, stdin io.Reader, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "cpu: %s; GOMAXPROCS %s; %s %s/%s; %s\n\n", res.headers["cpu"], res.procs,
 		runtime.Version(), res.headers["goos"], res.headers["goarch"], time.Now().UTC().Format("2006-01-02 15:04 UTC"))
-	return res.write(out)
+	if err := res.write(out); err != nil {
+		return err
+	}
+	return res.writeCertify(out)
 }

@@ -120,3 +120,26 @@ func TestNoResultsIsAnError(t *testing.T) {
 	var out strings.Builder
 	assert.Error(t, run(nil, strings.NewReader("PASS\n"), &out))
 }
+
+// BenchmarkCertifyMutant's rows become one row per mutant, a pair of
+// cells per processing time: what was spent to the first detection and
+// what found it; a mutant never found says so.
+func TestCertifyTable(t *testing.T) {
+	in := `cpu: Test CPU
+BenchmarkCertifyMutant/a/processing=0s-2 	1	100 ns/op	0 by-property	7.000 charges-to-detect	1.000 detected	8.000 requests-to-detect	0.1 s-to-detect
+BenchmarkCertifyMutant/b/processing=0s-2 	1	100 ns/op	0 by-property	537.0 charges-to-detect	0 detected	1204 requests-to-detect	8 s-to-detect
+BenchmarkCertifyMutant/a/processing=300ms-2 	1	100 ns/op	1.000 by-property	19.00 charges-to-detect	1.000 detected	25.00 requests-to-detect	2 s-to-detect
+`
+	res, err := parse(strings.NewReader(in))
+	require.NoError(t, err)
+	var b strings.Builder
+	require.NoError(t, res.writeCertify(&b))
+	assert.Contains(t, b.String(), "| provider mutant | requests, charges at 0s | found by at 0s | requests, charges at 300ms | found by at 300ms |")
+	assert.Contains(t, b.String(), "| `a` | 8, 7 | requirement | 25, 19 | property |")
+	assert.Contains(t, b.String(), "| `b` | 1204, 537 | not found | | |")
+	b.Reset()
+	plain, err := parse(strings.NewReader(sample))
+	require.NoError(t, err)
+	require.NoError(t, plain.writeCertify(&b))
+	assert.Empty(t, b.String(), "no certify rows, no table")
+}

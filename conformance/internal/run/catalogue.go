@@ -18,7 +18,6 @@ import (
 	"github.com/idemcheck/idemcheck/conformance/internal/machine"
 	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/sut/backend"
-	"pgregory.net/rapid"
 )
 
 // The failure catalogue. rapid stops at the first failure, so against a
@@ -148,6 +147,7 @@ func (r *runState) endCheck(m *machine.Machine, bits []uint64) {
 	switch {
 	case failed != nil && r.round.found == nil:
 		r.round.found, r.round.foundAt = failed, time.Now()
+		r.found(failed) // concurrent.go
 		if sp, ok := machine.SpendNow(m.World().Provider()); ok && r.cfg.Baseline.Knows(failed) {
 			r.round.knownFrom = &sp
 		}
@@ -170,7 +170,7 @@ func (r *runState) remember(m *machine.Machine, w check.World, v *check.Violatio
 	r.last.set(f)
 }
 
-// acknowledged is a copy of the categories found so far.
+// acknowledged is a copy of the categories found so far (by every lane).
 func (r *runState) acknowledged() map[string]bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -178,6 +178,7 @@ func (r *runState) acknowledged() map[string]bool {
 	for k := range r.ack {
 		out[k] = true
 	}
+	r.lane.others(out, r.round.found != nil) // the other lanes' (concurrent.go)
 	return out
 }
 
@@ -186,6 +187,7 @@ func (r *runState) acknowledged() map[string]bool {
 // deviation must not fail it, nor rapid's "flaky" reach the reader).
 type roundTB struct {
 	*testing.T
+	name   string     // rapid's test name for fail files (runState.failName)
 	mu     sync.Mutex // guards failed, text
 	failed bool
 	text   []string
@@ -200,6 +202,13 @@ func (tb *roundTB) Fatalf(format string, args ...any) { tb.Errorf(format, args..
 func (tb *roundTB) Fatal(args ...any)                 { tb.Error(args...); tb.FailNow() }
 func (tb *roundTB) Fail()                             { tb.record("") }
 func (tb *roundTB) FailNow()                          { tb.Fail(); panic(errRoundFailed) }
+
+func (tb *roundTB) Name() string {
+	if tb.name != "" {
+		return tb.name
+	}
+	return tb.T.Name()
+}
 
 func (tb *roundTB) Failed() bool {
 	tb.mu.Lock()
@@ -235,7 +244,7 @@ const flakyRetries = 5
 // every deviation: a FAIL fails t, a KNOWN one is only logged.
 func (r *runState) catalogue(t *testing.T) {
 	t.Helper()
-	checks := rapidChecks()
+	checks := r.searchChecks()
 	for n := 1; n <= r.cfg.MaxDeviations; n++ {
 		rd, text, failed := r.runRound(t, n, 0)
 		if !failed {
@@ -246,7 +255,7 @@ func (r *runState) catalogue(t *testing.T) {
 			return
 		}
 		// A known deviation is not shrunk again: it is reported, not fixed.
-		for try := 1; try <= flakyRetries && rd.knownFrom == nil && flaky(text) && !r.searchSpent(); try++ {
+		for try := 1; try <= flakyRetries && rd.knownFrom == nil && flaky(text) && !r.searchSpent() && !r.lane.takenByOther(rd.smallestV.Category); try++ {
 			again, atext, ok := r.retryRound(t, rd, failFileIn(text))
 			if !ok {
 				t.Logf("idemcheck: round %d again (%d of %d) did not find its category again", n, try, flakyRetries)
@@ -266,7 +275,7 @@ func (r *runState) catalogue(t *testing.T) {
 		r.ack[rd.smallestV.Category] = true
 		done := r.done
 		r.mu.Unlock()
-		if r.stoppedWhy() != "" || done >= checks {
+		if r.stoppedWhy() != "" || done >= checks || r.lane.full(r.cfg.MaxDeviations) {
 			return
 		}
 	}
@@ -278,16 +287,16 @@ func (r *runState) catalogue(t *testing.T) {
 // (counted, for a retry) are not counted again in the statistics.
 func (r *runState) runRound(t *testing.T, n, counted int) (round, string, bool) {
 	r.mu.Lock()
-	r.round = round{n: n, replays: keptFailFiles(t.Name()), skip: r.done, started: time.Now(), counted: counted}
+	r.round = round{n: n, replays: keptFailFiles(r.failName(t)), skip: r.done, started: time.Now(), counted: counted}
 	r.mu.Unlock()
-	tb := &roundTB{T: t}
+	tb := &roundTB{T: t, name: r.failName(t)}
 	func() {
 		defer func() {
 			if p := recover(); p != nil && p != errRoundFailed {
 				panic(p)
 			}
 		}()
-		rapid.Check(tb, r.Property())
+		r.roundCheck(tb, r.Property()) // a lane's checks and seed (concurrent.go)
 	}()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -353,6 +362,12 @@ var retries atomic.Int64
 func (r *runState) record(t *testing.T, rd round, rapidText string) {
 	t.Helper()
 	f, v := rd.smallest, rd.smallestV
+	var dup bool
+	if rd.n, dup = r.lane.number(rd.n, v.Category, r.cfg.MaxDeviations); dup { // concurrent.go
+		t.Logf("idemcheck: %s is not recorded again: another sequence in flight found it too, or the catalogue is full", v.Category)
+		removeFailFile(failFileIn(rapidText))
+		return
+	}
 	ff := r.keepFailFile(keepSmallest(failFileIn(rapidText), rd.smallestBits), rd)
 	f.Replay, f.Seed, f.Explanation, f.Category = replayCommand(r, ff), failFileSeed(ff), explain(f), v.Category
 	switch {

@@ -20,15 +20,16 @@ import (
 // are conformance.Provider's): the remote provider's configuration, with
 // the environment under the Provider's fields, and the run's settings.
 type Certification struct {
-	Remote    remote.Config
-	Checks    int
-	Seed      uint64
-	ReportDir string
-	Baseline  string // a path
-	TimeScale float64
-	Progress  io.Writer
-	Stop      <-chan struct{}
-	StopCause func() string
+	Remote      remote.Config
+	Checks      int
+	Seed        uint64
+	ReportDir   string
+	Baseline    string // a path
+	TimeScale   float64
+	Progress    io.Writer
+	Stop        <-chan struct{}
+	StopCause   func() string
+	Concurrency int
 }
 
 // Certify is conformance.CertifyProvider: the requirements, then the
@@ -70,6 +71,10 @@ func Certify(t *testing.T, p Certification) (reports.Certification, reports.Cert
 	if p.TimeScale != 0 {
 		pcfg.TimeScale = p.TimeScale
 	}
+	if p.Concurrency > 0 {
+		pcfg.Concurrency = p.Concurrency
+	}
+	p.Concurrency = pcfg.Concurrency // the lanes' seeds depend on it: the rerun line names it
 	if err := writableReportDir(pcfg.ReportDir); err != nil {
 		t.Fatal(err) // before the first request: a run that cannot keep its page sends nothing
 	}
@@ -155,6 +160,9 @@ func rerunCommand(c remote.Config, p Certification) string {
 	}
 	if p.Checks > 0 {
 		args = append(args, "-checks", strconv.Itoa(p.Checks))
+	}
+	if p.Concurrency > 0 && p.Concurrency != DefaultConcurrency {
+		args = append(args, "-concurrency", strconv.Itoa(p.Concurrency))
 	}
 	l := c.Limits
 	if l.MaxRequests != remote.DefaultMaxRequests {

@@ -32,6 +32,16 @@ type Config struct {
 	// mutant run then keeps one property (parallelism).
 	ParallelAuto bool
 	Shard        Shard
+	// Concurrency is how many sequences a run against a URL or a client
+	// service over HTTP keeps in flight at once (concurrent.go); 0 or 1:
+	// one. FromEnv reads IDEMCHECK_CONCURRENCY, default DefaultConcurrency.
+	Concurrency int
+	// ConcurrencyAuto: Concurrency is FromEnv's default, not asked for; a
+	// client service over HTTP then runs one sequence at a time.
+	ConcurrencyAuto bool
+	// OnFound, if set, is called when a round of a run against a URL finds
+	// its first violation, with its category, before rapid shrinks it.
+	OnFound func(category string)
 }
 
 // Defaults of Config beside machine's.
@@ -47,7 +57,7 @@ const ParallelEnv = "IDEMCHECK_PARALLEL"
 // IDEMCHECK_MAX_ORDERS, IDEMCHECK_MAX_SCHEDULE, IDEMCHECK_REPRODUCE,
 // IDEMCHECK_CLIENT_STORE, IDEMCHECK_POSTGRES_URL, IDEMCHECK_CLIENT_INSTANCES,
 // IDEMCHECK_PROVIDER_STORE, IDEMCHECK_REDIS_URL, IDEMCHECK_BASELINE,
-// IDEMCHECK_MAX_DEVIATIONS, IDEMCHECK_PARALLEL and IDEMCHECK_SHARD. An
+// IDEMCHECK_MAX_DEVIATIONS, IDEMCHECK_PARALLEL, IDEMCHECK_CONCURRENCY and IDEMCHECK_SHARD. An
 // unusable value is an error naming the variable.
 func FromEnv() (Config, error) {
 	c := Config{
@@ -79,6 +89,9 @@ func FromEnv() (Config, error) {
 			return c, fmt.Errorf("conformance: %s=%q is not a positive number of properties", ParallelEnv, v)
 		}
 		c.Parallel = n
+	}
+	if err := c.concurrencyFromEnv(); err != nil {
+		return c, err
 	}
 	var err error
 	if c.Shard, err = ShardFromEnv(); err != nil {

@@ -48,6 +48,9 @@ var rapidFlagsMu sync.Mutex
 
 // parallelism is how many properties cfg's run checks at once.
 func (c Config) parallelism() int {
+	if c.OverHTTP() && !c.ConcurrencyAuto && rapidFlag("rapid.failfile") == "" {
+		return min(max(c.Concurrency, 1), MaxConcurrency) // a service per sequence: in flight at once (concurrent.go)
+	}
 	if c.Parallel <= 1 || c.Provider != machine.ProviderEmbedded || c.OnRedis() || c.PGStore != nil ||
 		c.ClientStore != "" && c.ClientStore != machine.StoreMemory || c.Under != nil || c.Mutant != "" && c.ParallelAuto || rapidFlag("rapid.failfile") != "" {
 		return 1
@@ -82,9 +85,7 @@ func share(checks, p, n int) int {
 // checkStream runs prop under t with rapid, as property p of n: with
 // checks checks (-1: -rapid.checks as it is) from its own seed, derived
 // from base (-rapid.seed, read before any property starts: a sibling
-// sets the flag to its own seed while rapid reads it). rapid
-// reads both from its flags when rapid.Check starts; they are set under
-// rapidFlagsMu, and put back once rapid has read them.
+// sets the flag to its own seed while rapid reads it).
 func (r *runState) checkStream(t *testing.T, p, n, checks int, base uint64, prop func(*rapid.T)) {
 	t.Helper()
 	seed := r.cfg.Shard.streamSeed(base, p, n)
@@ -92,6 +93,21 @@ func (r *runState) checkStream(t *testing.T, p, n, checks int, base uint64, prop
 		rapid.Check(t, prop) // nothing to set
 		return
 	}
+	if base == 0 {
+		seed = 0 // rapid draws one
+	} else {
+		t.Logf("idemcheck: property %d of %d%s starts at seed %d (-rapid.seed=%d)", p, n, shardNote(r.cfg.Shard), seed, base)
+	}
+	checkWithFlags(t, checks, seed, prop)
+}
+
+// checkWithFlags is rapid.Check of prop under t with -rapid.checks set to
+// checks (unless negative) and -rapid.seed to seed (unless 0). rapid
+// reads both from its flags when rapid.Check starts; they are set under
+// rapidFlagsMu, and put back once rapid has read them (its first check,
+// or its end when it runs none).
+func checkWithFlags(t rapid.TB, checks int, seed uint64, prop func(*rapid.T)) {
+	t.Helper()
 	rapidFlagsMu.Lock()
 	var once sync.Once
 	var undo []func()
@@ -117,9 +133,8 @@ func (r *runState) checkStream(t *testing.T, p, n, checks int, base uint64, prop
 	if checks >= 0 {
 		set("rapid.checks", strconv.Itoa(checks))
 	}
-	if base != 0 {
+	if seed != 0 {
 		set("rapid.seed", strconv.FormatUint(seed, 10))
-		t.Logf("idemcheck: property %d of %d%s starts at seed %d (-rapid.seed=%d)", p, n, shardNote(r.cfg.Shard), seed, base)
 	}
 	rapid.Check(t, func(rt *rapid.T) {
 		release() // rapid has read its flags
@@ -147,7 +162,7 @@ func (r *runState) runParallel(t *testing.T, n int) {
 		n = checks // a property without a check is only its cost (IDEMCHECK_PARALLEL=100000 with 4 checks took 1.2 GB)
 	}
 	base := rapidSeed()
-	t.Logf("idemcheck: %d properties at once (%s=%d), %d checks in all", n, ParallelEnv, n, checks)
+	t.Logf("idemcheck: %d properties at once (%s=%d), %d checks in all", n, r.cfg.parallelVar(), n, checks)
 	var wg sync.WaitGroup
 	for p := range n {
 		wg.Add(1)

@@ -121,6 +121,9 @@ type runState struct {
 	// budget), noted by its sequences.
 	stop machine.Stop
 
+	// lane is the run's lane when several run at once (concurrent.go).
+	lane *lane
+
 	mu    sync.Mutex // guards round, done, ack, stalled, undoNoFailFile
 	round round      // the rapid.Check under way (catalogue.go)
 	done  int        // search checks that passed, over every round
@@ -158,6 +161,8 @@ func (r *runState) stoppedWhy() string { return r.stop.Why() }
 // (IDEMCHECK_PARALLEL) the embedded provider's property runs as the
 // subtests p0, p1, … of that test, at once, with one summary for all
 // (parallel.go); Config.Shard (IDEMCHECK_SHARD) picks its seeds (shard.go).
+// Against a URL, Config.Concurrency (IDEMCHECK_CONCURRENCY) sequences are
+// in flight at once, sharing the budgets and the catalogue (concurrent.go).
 func Run(t *testing.T, cfg Config) *Stats {
 	t.Helper()
 	kind := ProviderTag(cfg.Provider)
@@ -267,7 +272,7 @@ func run(t *testing.T, cfg Config, stats *Stats) *Stats {
 		if base := rapidSeed(); base != 0 && !cfg.Shard.whole() {
 			defer setRapidFlags(t, 0, cfg.Shard.streamSeed(base, 0, 1))() // this shard's seeds (shard.go)
 		}
-		r.catalogue(t)
+		r.searchAll(t) // Concurrency lanes at once (concurrent.go)
 		r.stats.mu.Lock()
 		r.stats.stopped = r.stoppedWhy()
 		r.stats.mu.Unlock()

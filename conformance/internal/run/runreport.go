@@ -56,7 +56,7 @@ func (r *runState) replayEnv() string {
 		env += "IDEMCHECK_MUTANT=" + r.cfg.Mutant + " "
 	}
 	if r.cfg.parallelism() > 1 {
-		env += ParallelEnv + "=1 " // one property, so rapid's own -rapid.seed= line replays too
+		env += r.cfg.parallelVar() + "=1 " // one property, so rapid's own -rapid.seed= line replays too
 	}
 	if !r.cfg.Shard.whole() {
 		env += ShardEnv + "= " // the seed rapid printed is the check's own, not a shard's base

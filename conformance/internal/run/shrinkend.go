@@ -38,6 +38,9 @@ func (r *runState) shrinkEnd(ph machine.Phase) *check.ViolationError {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rd := &r.round
+	if rd.cut == "" && rd.found != nil && r.lane.takenByOther(rd.found.Category) {
+		rd.cut = takenCut // another lane shrinks it (concurrent.go)
+	}
 	if rd.cut == "" || rd.smallestV == nil {
 		return nil
 	}
