@@ -32,6 +32,12 @@ type Config struct {
 	// mutant run then keeps one property (parallelism).
 	ParallelAuto bool
 	Shard        Shard
+	// OnShrinkEnd, if set, is called once when the run ends a shrink
+	// before rapid does (a known deviation, its cap, a budget), with why.
+	OnShrinkEnd func(invariant string, steps int, why string)
+	// Shown are the invariants the requirements of the same certification
+	// FAILed on (shrinkcap.go): their deviations are not shrunk again.
+	Shown Shown
 }
 
 // Defaults of Config beside machine's.

@@ -60,6 +60,9 @@ func (r *runState) bubbleMachine(t *rapid.T, mutant *mutants.Mutant, ph machine.
 // (shrinkEnd), so that rapid ends the shrink: from the same line as a
 // sequence's failure, since rapid compares where a check failed.
 func (r *runState) realTime(t *rapid.T) {
+	if r.replayCheck(t) {
+		return // a log replay's (logreplay.go)
+	}
 	ph := r.beginCheck()
 	if ph == machine.PhaseSkip || ph == machine.PhaseSearch && r.stoppedWhy() != "" {
 		return // judged in an earlier round, or the search budget is spent
@@ -67,8 +70,10 @@ func (r *runState) realTime(t *rapid.T) {
 	var m *machine.Machine
 	if v := r.shrinkEnd(ph); v != nil {
 		m = machine.Ended(r.check(ph), v)
-	} else {
-		m = r.sequence(t, ph)
+	} else if m = r.sequence(t, ph); m.Stopped() != "" {
+		if v := r.shrinkEnd(ph); v != nil {
+			m = machine.Ended(r.check(ph), v) // cut mid-sequence: it ends the shrink too
+		}
 	}
 	m.Conclude(t)
 }
@@ -96,13 +101,13 @@ func (r *runState) sequence(t *rapid.T, ph machine.Phase) *machine.Machine {
 }
 
 // check is what the machine of a check for phase ph is told: the
-// categories found so far, the spend of a known deviation being shrunk,
+// categories found so far, the cap of the deviation being shrunk,
 // the report its failure names, where to note why the run stopped.
 func (r *runState) check(ph machine.Phase) machine.Check {
 	r.mu.Lock()
-	from := r.round.knownFrom
+	c := r.round.cap
 	r.mu.Unlock()
-	return machine.Check{Phase: ph, Ack: r.acknowledged(), KnownFrom: from, Stop: &r.stop,
+	return machine.Check{Phase: ph, Ack: r.acknowledged(), Cap: c, Stop: &r.stop,
 		Report: "\nreport: " + fromRoot(r.reportBase()+".md") + r.envHint()}
 }
 
@@ -121,13 +126,15 @@ type runState struct {
 	// budget), noted by its sequences.
 	stop machine.Stop
 
-	mu    sync.Mutex // guards round, done, ack, stalled
+	mu    sync.Mutex // guards round, done, ack, stalled, replay
 	round round      // the rapid.Check under way (catalogue.go)
 	done  int        // search checks that passed, over every round
 	ack   map[string]bool
 	// stalled is the failure of a check the run gave up waiting for
 	// (stall.go), "" while none.
 	stalled string
+	// replay is the log replay under way (logreplay.go), nil while none.
+	replay *logReplayState
 }
 
 // noteStopped records that the run stopped early, and why.

@@ -28,6 +28,14 @@ import (
 // message. rapid saves that last candidate, which drew nothing, as the
 // fail file; record puts the smallest counterexample's draws in it
 // (keepSmallest), read from rapid's T as it failed (drawnBits).
+//
+// The check that was cut itself stopped mid-sequence: it fails too, as
+// the first of those checks (realTime), never passes. Passing, it would
+// end rapid's shrink with no error to report when it was rapid's second
+// run of a candidate (rapid v1.3.0 then panics with nil); failing, when it
+// was that second run, rapid ends the shrink and saves its partial draws,
+// which replay nothing: so once a shrink was cut, the fail file's draws
+// are always replaced by the smallest counterexample's (keepSmallest).
 
 // shrinkEnd is what check of phase ph must fail with, at once, because
 // its round's shrink was cut; nil when it runs as usual.
@@ -75,14 +83,15 @@ func drawnBits(t *rapid.T) []uint64 {
 	return out
 }
 
-// keepSmallest makes a fail file rapid saved with no draws — the last
-// candidate of a shrink the run ended, which drew nothing — hold bits,
-// the draws of the smallest counterexample; rapid's own lines (its version
-// and seed, the comments) stay. A fail file with draws is rapid's verdict
-// as usual and is left as it is. It returns the fail file to report, ""
-// when there is none or it cannot hold bits (it is then removed: a fail
-// file without draws replays nothing).
-func keepSmallest(ff string, bits []uint64) string {
+// keepSmallest makes a fail file rapid saved for a shrink the run cut
+// (cut) — the last candidate, which drew nothing or stopped mid-sequence —
+// hold bits, the draws of the smallest counterexample; rapid's own lines
+// (its version and seed, the comments) stay. A fail file of a shrink not
+// cut, with draws, is rapid's verdict as usual and is left as it is. It
+// returns the fail file to report, "" when there is none or it cannot hold
+// bits (it is then removed: its draws would replay nothing, or another
+// sequence than the one reported).
+func keepSmallest(ff string, bits []uint64, cut bool) string {
 	if ff == "" {
 		return ""
 	}
@@ -103,7 +112,7 @@ func keepSmallest(ff string, bits []uint64) string {
 		}
 	}
 	switch {
-	case draws > 0:
+	case draws > 0 && !cut:
 		return ff
 	case header == "" || bits == nil:
 		removeFailFile(ff)
