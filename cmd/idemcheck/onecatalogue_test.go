@@ -11,8 +11,9 @@ import (
 
 // TestCertifyDoesNotShrinkWhatARequirementShowed (issue 24, item 2): a
 // deviation of an invariant that a requirement of the same certification
-// FAILed on is reproduced once and not shrunk again ("not minimal: known
-// (requirement … FAILed on …)"), and certification.json counts what
+// FAILed on is reproduced once and not shrunk again, only its shortest
+// shapes tried, for tens of requests ("not minimal: known (requirement …
+// FAILed on …)"), and certification.json counts what
 // shrinking spent, per deviation and in the coverage, which the page's
 // coverage line shows. Regression: against replay-new-charge, whose
 // replay-returns-first-response FAILs in the requirements, the property
@@ -64,8 +65,8 @@ func TestCertifyDoesNotShrinkWhatARequirementShowed(t *testing.T) {
 		if !strings.HasPrefix(d.Minimal, "not minimal: known (requirement ") {
 			t.Errorf("replay-consistent's deviation: %q, want it known from the requirement that FAILed on it", d.Minimal)
 		}
-		if d.Shrink.Attempts != 1 || d.Shrink.Requests == 0 {
-			t.Errorf("replay-consistent's deviation spent %+v shrinking, want its reproduction alone (1 attempt, its requests)", *d.Shrink)
+		if d.Shrink.Attempts < 1 || d.Shrink.Attempts > 41 || d.Shrink.Requests == 0 || d.Shrink.Requests >= 100 {
+			t.Errorf("replay-consistent's deviation spent %+v shrinking, want its reproduction and at most 40 shortest shapes, tens of requests", *d.Shrink)
 		}
 	}
 	if known == 0 {

@@ -18,7 +18,6 @@ import (
 	"github.com/idemcheck/idemcheck/conformance/internal/machine"
 	"github.com/idemcheck/idemcheck/reports"
 	"github.com/idemcheck/idemcheck/sut/backend"
-	"pgregory.net/rapid"
 )
 
 // The failure catalogue. rapid stops at the first failure, so against a
@@ -92,6 +91,10 @@ type round struct {
 	// replayed: found is the failure of a fail file rapid replayed, which
 	// rapid does not shrink (nothing to cut).
 	replayed bool
+	// shapes are the shortest shapes of the reproduction, to try before
+	// rapid's shrink (shapes.go); shapeTries how many were tried.
+	shapes     [][]uint64
+	shapeTries int
 	// counted is how many of the round's first checks are already in the
 	// statistics (a retry of the round, flakyRetries).
 	counted int
@@ -130,18 +133,14 @@ func (r *runState) endCheck(m *machine.Machine, bits []uint64) {
 		return
 	case m.Phase() == machine.PhaseShrink:
 		r.mu.Lock()
-		was := r.round.cut
 		if m.Stopped() != "" && r.round.cut == "" {
 			r.round.cut = m.Stopped()
 		}
 		r.reproduced(m)
-		inv, steps, cut := r.round.smallest.Invariant, len(r.round.smallest.History.Steps), r.round.cut
+		inv, steps := r.round.smallest.Invariant, len(r.round.smallest.History.Steps)
 		r.mu.Unlock()
 		if f := r.cfg.OnShrink; f != nil && inv != "" {
 			f(inv, steps)
-		}
-		if f := r.cfg.OnShrinkEnd; f != nil && inv != "" && was == "" && cut != "" {
-			f(inv, steps, cut)
 		}
 		return
 	case m.Broken() != nil || failed == nil && m.Stopped() != "":
@@ -296,16 +295,10 @@ func (r *runState) catalogue(t *testing.T) {
 func (r *runState) runRound(t *testing.T, n, counted int) (round, string, bool) {
 	r.mu.Lock()
 	r.round = round{n: n, replays: keptFailFiles(t.Name()), skip: r.done, started: time.Now(), counted: counted}
+	r.roundT = t
 	r.mu.Unlock()
 	tb := &roundTB{T: t}
-	func() {
-		defer func() {
-			if p := recover(); p != nil && p != errRoundFailed {
-				panic(p)
-			}
-		}()
-		rapid.Check(tb, r.Property())
-	}()
+	checkRound(tb, r.Property())
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.round, tb.message(), tb.Failed()
@@ -376,7 +369,7 @@ func (r *runState) record(t *testing.T, rd round, rapidText string) {
 		f.Notes = append(f.Notes, "Its fail file did not fail again when replayed once after its shrink was cut (real-time timing, or a budget spent): replay it a few times (IDEMCHECK_REPRODUCE).")
 	}
 	switch {
-	case r.cfg.Reproduce > 0 && (ff == "" || rd.cut != ""):
+	case r.cfg.Reproduce > 0 && (ff == "" || budgetCut(rd.cut)):
 		t.Logf("idemcheck: reproducibility of deviation %d not checked: %s", rd.n, orElse(rd.cut, "rapid kept no fail file"))
 	case r.cfg.Reproduce > 0:
 		// Each replay runs the catalogue on the fail file alone, with no

@@ -116,6 +116,9 @@ func Certify(t *testing.T, p Certification) (reports.Certification, reports.Cert
 	pcfg.OnShrinkEnd = func(invariant string, steps int, why string) { _ = progress.ShrinkEnded(invariant, steps, why) }
 	stats, _ := runStats(t, "property", pcfg)
 	cert.Invariants, cert.Coverage, cert.Deviations = stats.Results(), stats.Coverage(), stats.Deviations()
+	for i, inv := range cert.Invariants {
+		cert.Invariants[i] = pcfg.Baseline.invariant(inv) // an INCONCLUSIVE one the baseline lists: ACKNOWLEDGED
+	}
 	cert.Finished, cert.Budgets = time.Now().UTC(), prov.Meter().Budgets()
 	cert.BaselineUnused = pcfg.Baseline.unused(cert)
 	cert.Seed, cert.Rerun = p.Seed, rerunCommand(prov.Config(), p)

@@ -54,14 +54,36 @@ func (r *runState) logReplay(t *testing.T, rd round, ff string) (again bool) {
 		again, r.replay = r.replay.failed, nil
 		r.mu.Unlock()
 	}()
-	tb := replayTB{roundTB: &roundTB{T: t}, name: t.Name() + "/replay"}
+	checkRound(replayTB{roundTB: &roundTB{T: t}, name: t.Name() + "/replay"}, r.Property())
+	return // again: set by the deferred read of r.replay
+}
+
+// checkRound is rapid.Check of prop under tb, a round's TB, whose failure
+// (its FailNow) ends the check, not the test.
+func checkRound(tb rapid.TB, prop func(*rapid.T)) {
 	defer func() {
 		if p := recover(); p != nil && p != errRoundFailed {
 			panic(p)
 		}
 	}()
-	rapid.Check(tb, r.Property())
-	return // again: set by the deferred read of r.replay
+	rapid.Check(tb, prop)
+}
+
+// plainSequence runs one sequence in real time for check c, outside the
+// round's accounting (a log replay, a shape), and returns its machine.
+func (r *runState) plainSequence(t *rapid.T, c machine.Check) *machine.Machine {
+	w, err := machine.NewWorld(r.cfg.Config, r.mutant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cl, ok := w.Provider().(io.Closer); ok {
+		t.Cleanup(func() { _ = cl.Close() })
+	}
+	defer w.Close()
+	m := machine.New(w, c)
+	t.Repeat(m.Actions())
+	m.Finish()
+	return m
 }
 
 // replayCheck is what check t of a log replay runs, ok false when no log
@@ -83,17 +105,7 @@ func (r *runState) replayCheck(t *rapid.T) (ok bool) {
 		machine.Ended(c, rd.smallestV).Conclude(t)
 		return true
 	}
-	w, err := machine.NewWorld(r.cfg.Config, r.mutant)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cl, ok := w.Provider().(io.Closer); ok {
-		t.Cleanup(func() { _ = cl.Close() })
-	}
-	defer w.Close()
-	m := machine.New(w, c)
-	t.Repeat(m.Actions())
-	m.Finish()
+	m := r.plainSequence(t, c)
 	if v, _ := m.Failed(); v != nil && v.Category == rd.smallestV.Category {
 		r.mu.Lock()
 		lr.failed = true

@@ -60,18 +60,21 @@ func (r *runState) bubbleMachine(t *rapid.T, mutant *mutants.Mutant, ph machine.
 // (shrinkEnd), so that rapid ends the shrink: from the same line as a
 // sequence's failure, since rapid compares where a check failed.
 func (r *runState) realTime(t *rapid.T) {
-	if r.replayCheck(t) {
-		return // a log replay's (logreplay.go)
+	if r.replayCheck(t) || r.shapeCheck(t) {
+		return // a log replay's (logreplay.go), a shape's (shapes.go)
 	}
 	ph := r.beginCheck()
 	if ph == machine.PhaseSkip || ph == machine.PhaseSearch && r.stoppedWhy() != "" {
 		return // judged in an earlier round, or the search budget is spent
 	}
+	if ph == machine.PhaseShrink {
+		r.tryShapes() // once, before rapid's first candidate
+	}
 	var m *machine.Machine
-	if v := r.shrinkEnd(ph); v != nil {
+	if v := r.endOfShrink(ph); v != nil {
 		m = machine.Ended(r.check(ph), v)
 	} else if m = r.sequence(t, ph); m.Stopped() != "" {
-		if v := r.shrinkEnd(ph); v != nil {
+		if v := r.endOfShrink(ph); v != nil {
 			m = machine.Ended(r.check(ph), v) // cut mid-sequence: it ends the shrink too
 		}
 	}
@@ -90,13 +93,17 @@ func (r *runState) sequence(t *rapid.T, ph machine.Phase) *machine.Machine {
 	}
 	defer w.Close()
 	m := machine.New(w, r.check(ph))
-	t.Repeat(m.Actions())
+	actions, at := failAt(m, m.Actions())
+	t.Repeat(actions)
 	m.Finish()
 	var bits []uint64
 	if f, _ := m.Failed(); f != nil {
 		bits = drawnBits(t)
 	}
 	r.endCheck(m, bits)
+	if bits != nil && ph == machine.PhaseShrink {
+		r.shapesOfReproduction(bits, elements(t), at())
+	}
 	return m
 }
 
@@ -126,7 +133,7 @@ type runState struct {
 	// budget), noted by its sequences.
 	stop machine.Stop
 
-	mu    sync.Mutex // guards round, done, ack, stalled, replay
+	mu    sync.Mutex // guards round, done, ack, stalled, replay, shape, roundT
 	round round      // the rapid.Check under way (catalogue.go)
 	done  int        // search checks that passed, over every round
 	ack   map[string]bool
@@ -135,6 +142,10 @@ type runState struct {
 	stalled string
 	// replay is the log replay under way (logreplay.go), nil while none.
 	replay *logReplayState
+	// shape is the shape being tried (shapes.go), nil while none; roundT
+	// is the test the round under way runs under.
+	shape  *shapeState
+	roundT *testing.T
 }
 
 // noteStopped records that the run stopped early, and why.

@@ -2,6 +2,7 @@ package run
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/idemcheck/idemcheck/certify"
 	"github.com/idemcheck/idemcheck/conformance/check"
@@ -15,10 +16,11 @@ import (
 //   - A deviation is known when the baseline lists it, or when a
 //     requirement of the same certification FAILed on its invariant
 //     (Shown, from shownBy): the requirement's evidence and curl script
-//     are already its minimal reproduction. rapid reproduces it once and
-//     the run ends its shrink there (shrinkEnd): it is reported at the
-//     length it was found, "not minimal: known (…)", its verdict FAIL
-//     unless the baseline lists it.
+//     are already its minimal reproduction. rapid reproduces it once, the
+//     run tries its shortest shapes (shapes.go) within the floor below,
+//     and ends its shrink there (shrinkEnd): rapid does not shrink it. It
+//     is reported "not minimal: known (…)", its verdict FAIL unless the
+//     baseline lists it.
 //   - Any other deviation may spend machine.DeviationShrinkShare of each
 //     budget, and at most machine.DeviationShrinkTime, after its
 //     reproduction (machine.ShrinkCap), but never less than
@@ -117,15 +119,16 @@ func (r *runState) reproduced(m *machine.Machine) {
 	if !ok {
 		return
 	}
+	share, floor := machine.DeviationShrinkShare, 0.0
+	if l := r.cfg.Remote.Config().Limits; l.MaxRequests > 0 && l.MaxCharges > 0 {
+		floor = max(float64(shrinkFloorRequests)/float64(l.MaxRequests), float64(shrinkFloorCreates)/float64(l.MaxCharges))
+	}
 	if rd.known != "" {
-		rd.cut = rd.known
+		// Only its shortest shapes, within the floor (shapes.go); then cut.
+		rd.cap = &machine.ShrinkCap{From: from, Share: floor, Time: machine.DeviationShrinkTime, Why: rd.known}
 		return
 	}
-	share := machine.DeviationShrinkShare
-	if l := r.cfg.Remote.Config().Limits; l.MaxRequests > 0 && l.MaxCharges > 0 {
-		share = max(share, float64(shrinkFloorRequests)/float64(l.MaxRequests), float64(shrinkFloorCreates)/float64(l.MaxCharges))
-	}
-	rd.cap = &machine.ShrinkCap{From: from, Share: share, Time: machine.DeviationShrinkTime,
+	rd.cap = &machine.ShrinkCap{From: from, Share: max(share, floor), Time: machine.DeviationShrinkTime,
 		Why: fmt.Sprintf("%s %.0f%% of each budget and at most %s", machine.DeviationCut, machine.DeviationShrinkShare*100, machine.DeviationShrinkTime)}
 }
 
@@ -135,7 +138,7 @@ func (r *runState) shrinkSpend(rd round) *reports.ShrinkSpend {
 	if !ok {
 		return nil
 	}
-	return &reports.ShrinkSpend{Attempts: rd.shrinks - rd.ended, Requests: req - rd.fromRequests, Charges: creates - rd.fromCreates}
+	return &reports.ShrinkSpend{Attempts: rd.shrinks - rd.ended + rd.shapeTries, Requests: req - rd.fromRequests, Charges: creates - rd.fromCreates}
 }
 
 // acknowledge makes rd's deviation known for the rest of the run: its
@@ -167,4 +170,33 @@ func shrinkTotal(devs []reports.Deviation) reports.ShrinkSpend {
 // it. In a bubble every check counts (nothing cuts its shrink).
 func keepsDraws(real bool, ph machine.Phase, bits []uint64) bool {
 	return !real || ph != machine.PhaseShrink || bits != nil
+}
+
+// budgetCut reports whether cut, why a round's shrink ended early, is a
+// budget of the run running out, not the run's own choice (a known
+// deviation, a deviation's cap, a shape found): a reproducibility check
+// then has nothing to replay with.
+func budgetCut(cut string) bool {
+	for _, own := range []string{machine.KnownCut, machine.DeviationCut, shortestShape} {
+		if strings.HasPrefix(cut, own) {
+			return false
+		}
+	}
+	return cut != ""
+}
+
+// endOfShrink is shrinkEnd, telling Config.OnShrinkEnd once, at the
+// first check that ends the shrink, what the shrink ended at and why.
+func (r *runState) endOfShrink(ph machine.Phase) *check.ViolationError {
+	v := r.shrinkEnd(ph)
+	if v == nil || r.cfg.OnShrinkEnd == nil {
+		return v
+	}
+	r.mu.Lock()
+	first, inv, steps, cut := r.round.ended == 1, r.round.smallest.Invariant, len(r.round.smallest.History.Steps), r.round.cut
+	r.mu.Unlock()
+	if first {
+		r.cfg.OnShrinkEnd(inv, steps, cut)
+	}
+	return v
 }

@@ -135,3 +135,57 @@ func TestShrinkTotal(t *testing.T) {
 		{Shrink: &reports.ShrinkSpend{Attempts: 3, Requests: 23, Charges: 7}},
 	}))
 }
+
+// The shapes of a reproduction are its failing step alone, then with one
+// earlier step, nearest first, then with two: rapid's draws with the
+// other steps' groups left out, the draws before the first step and from
+// the element that ended the repetition kept.
+func TestShapesOfAReproduction(t *testing.T) {
+	// draws: 2 before t.Repeat, four steps of 2 draws (10.., 20.., 30..,
+	// 40..), the element that ended it, one draw after.
+	data := []uint64{1, 2, 10, 11, 20, 21, 30, 31, 40, 41, 0, 9}
+	elems := [][2]int{{2, 4}, {4, 6}, {6, 8}, {8, 10}, {10, 11}}
+	shapes := shapesOf(data, elems, 7) // failed in the third step
+	require.NotEmpty(t, shapes)
+	assert.Equal(t, []uint64{1, 2, 30, 31, 0, 9}, shapes[0], "the failing step alone")
+	assert.Equal(t, []uint64{1, 2, 20, 21, 30, 31, 0, 9}, shapes[1], "with the step before it")
+	assert.Equal(t, []uint64{1, 2, 10, 11, 30, 31, 0, 9}, shapes[2])
+	assert.Equal(t, []uint64{1, 2, 10, 11, 20, 21, 30, 31, 0, 9}, shapes[3], "with two earlier steps; the fourth step, after the failure, never")
+	assert.Len(t, shapes, 4)
+
+	// Failing after the steps (liveness): the last step is the failing one;
+	// a shape as long as the reproduction is not tried.
+	shapes = shapesOf(data, elems, -1)
+	assert.Equal(t, []uint64{1, 2, 40, 41, 0, 9}, shapes[0])
+	for _, s := range shapes {
+		assert.Less(t, len(s), len(data))
+	}
+	assert.Empty(t, shapesOf(data, elems[4:], -1), "no step: no shape")
+	assert.LessOrEqual(t, len(shapesOf(make([]uint64, 203), func() (e [][2]int) {
+		for i := range 100 {
+			e = append(e, [2]int{2 * i, 2*i + 2})
+		}
+		return append(e, [2]int{200, 201})
+	}(), -1)), maxShapeTries)
+}
+
+// A baseline may list an INCONCLUSIVE invariant by name: it is then
+// ACKNOWLEDGED, its reason kept, and its entry used; a listed invariant
+// that passed stays PASS and its entry unused. Regression (issue 24, Done
+// when): against the four planted bugs, with every deviation and
+// requirement in the baseline, mismatch-rejected held vacuously (every
+// sequence ended at an acknowledged deviation first) and certify exited 3
+// however complete the baseline was.
+func TestBaselineAcknowledgesAnInconclusiveInvariant(t *testing.T) {
+	b := Baseline{check.MismatchRejected, check.BooksBalance}
+	vacuous := reports.InvariantResult{Name: check.MismatchRejected, Verdict: reports.Inconclusive, Reason: "held vacuously: no reused keys with another body in 105 sequences"}
+	got := b.invariant(vacuous)
+	assert.Equal(t, reports.Acknowledged, got.Verdict)
+	assert.Equal(t, acknowledgedPrefix+vacuous.Reason, got.Reason)
+	pass := reports.InvariantResult{Name: check.BooksBalance, Verdict: reports.Pass}
+	assert.Equal(t, pass, b.invariant(pass))
+	other := reports.InvariantResult{Name: check.ReplayConsistent, Verdict: reports.Inconclusive, Reason: "x"}
+	assert.Equal(t, other, b.invariant(other), "not listed: still INCONCLUSIVE")
+	assert.Equal(t, []string{check.BooksBalance}, b.unused(reports.Certification{Invariants: []reports.InvariantResult{got, pass}}))
+	assert.NotEqual(t, reports.Inconclusive, reports.Certification{Invariants: []reports.InvariantResult{got, pass}}.Overall())
+}

@@ -65,14 +65,11 @@ func (r *runState) shrinkEnd(ph machine.Phase) *check.ViolationError {
 // that keeps it otherwise gives nil, the fail file is then dropped rather
 // than wrong, and TestShrinkCutByTheBudgetKeepsMemoryFlat fails.
 func drawnBits(t *rapid.T) []uint64 {
-	v := reflect.ValueOf(t).Elem().FieldByName("s")
-	if !v.IsValid() || v.Kind() != reflect.Interface || v.IsNil() {
+	v, ok := recorded(t)
+	if !ok {
 		return nil
 	}
-	if v = v.Elem(); v.Kind() != reflect.Pointer || v.IsNil() {
-		return nil
-	}
-	d := v.Elem().FieldByName("data")
+	d := v.FieldByName("data")
 	if !d.IsValid() || d.Kind() != reflect.Slice || d.Type().Elem().Kind() != reflect.Uint64 || d.Len() == 0 {
 		return nil
 	}
@@ -81,6 +78,19 @@ func drawnBits(t *rapid.T) []uint64 {
 		out[i] = d.Index(i).Uint()
 	}
 	return out
+}
+
+// recorded is the bit stream of rapid's t (T.s, a struct embedding
+// recordedBits), as reflect reads it; ok false when t has none.
+func recorded(t *rapid.T) (reflect.Value, bool) {
+	v := reflect.ValueOf(t).Elem().FieldByName("s")
+	if !v.IsValid() || v.Kind() != reflect.Interface || v.IsNil() {
+		return reflect.Value{}, false
+	}
+	if v = v.Elem(); v.Kind() != reflect.Pointer || v.IsNil() {
+		return reflect.Value{}, false
+	}
+	return v.Elem(), true
 }
 
 // keepSmallest makes a fail file rapid saved for a shrink the run cut
