@@ -176,7 +176,7 @@ func (r *runState) endCheck(m *machine.Machine, bits []uint64) {
 // bits are rapid's draws of the check, nil when rapid did not record them;
 // in real time a shrink check without them is not kept (keepsDraws).
 func (r *runState) remember(m *machine.Machine, w check.World, v *check.ViolationError, bits []uint64) {
-	if !keepsDraws(r.cfg.Real(), m.Phase(), bits) {
+	if !keepsDraws(r.cfg.IsRemote(), m.Phase(), bits) {
 		return
 	}
 	f := failureOf(r, m, w, v)

@@ -163,13 +163,14 @@ func shrinkTotal(devs []reports.Deviation) reports.ShrinkSpend {
 }
 
 // keepsDraws reports whether a failing check of phase ph with draws bits
-// may become the round's smallest counterexample: in real time, during a
-// shrink, only a check rapid recorded (bits), so that the fail file's
-// draws are those of the world reported; a check rapid did not record
-// (its first run of a candidate) is run again, recorded, when rapid keeps
-// it. In a bubble every check counts (nothing cuts its shrink).
-func keepsDraws(real bool, ph machine.Phase, bits []uint64) bool {
-	return !real || ph != machine.PhaseShrink || bits != nil
+// may become the round's smallest counterexample: against a URL (remote:
+// the catalogue, whose shrinks the run cuts), during a shrink, only a
+// check rapid recorded (bits), so that the fail file's draws are those of
+// the world reported; a check rapid did not record (its first run of a
+// candidate) is run again, recorded, when rapid keeps it. Elsewhere every
+// check counts, as rapid's own fail file is the one reported.
+func keepsDraws(remote bool, ph machine.Phase, bits []uint64) bool {
+	return !remote || ph != machine.PhaseShrink || bits != nil
 }
 
 // budgetCut reports whether cut, why a round's shrink ended early, is a
