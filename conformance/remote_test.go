@@ -194,7 +194,9 @@ func TestCertifyOfAFailingProviderWritesItsPage(t *testing.T) {
 	require.Equal(t, []string{"replay-consistent", "at-most-one-charge-per-order"}, failedInvariants, "%+v", cert.Invariants)
 	for _, inv := range cert.Invariants {
 		if inv.Name == "at-most-one-charge-per-order" {
-			require.Contains(t, inv.Reason, "deviation 1's counterexample (replay-consistent) also shows at-most-one-charge-per-order: the provider holds 2 charges for order")
+			// 2 charges once shrunk; a known deviation (a requirement FAILed on
+			// replay-consistent) keeps its shortest shape's values, 2 or more.
+			require.Regexp(t, `deviation 1's counterexample \(replay-consistent\) also shows at-most-one-charge-per-order: the provider holds [2-9] charges for order`, inv.Reason)
 		}
 	}
 	require.Equal(t, reports.Fail, cert.Overall())

@@ -48,6 +48,9 @@ type Deviation struct {
 	// the report directory ("<run folder>/failure-2.md").
 	Report string `json:"report"`
 	Curl   string `json:"curl"`
+	// Shrink is what reproducing and shrinking it spent; nil when not
+	// counted (a property run in process).
+	Shrink *ShrinkSpend `json:"shrink,omitempty"`
 }
 
 // DeviationName is the base name of deviation n's files in its run

@@ -157,10 +157,12 @@ type InvariantResult struct {
 
 // Coverage counts what a run exercised: drawn sequences run to their end,
 // shopper steps, wire exchanges, and faults injected by kind
-// ("lose-response": 9).
+// ("lose-response": 9), and what shrinking its deviations spent (the
+// sum of each Deviation's Shrink; shown even when nothing).
 type Coverage struct {
 	Sequences int            `json:"sequences"`
 	Steps     int            `json:"steps"`
 	Exchanges int            `json:"exchanges"`
 	Faults    map[string]int `json:"faults"`
+	Shrink    ShrinkSpend    `json:"shrink"`
 }

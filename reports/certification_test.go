@@ -34,7 +34,8 @@ func certFixture() reports.Certification {
 			{Name: "at-most-one-charge-per-order", Verdict: reports.Pass, Evaluations: 310, Subjects: 40, Subject: "orders"},
 			{Name: "replay-consistent", Verdict: reports.Fail, Evaluations: 120, Subjects: 9, Subject: "replays", Reason: "replay-consistent: order 1 intent 1: a retry was answered 201 ch_2"},
 		},
-		Coverage: reports.Coverage{Sequences: 25, Steps: 310, Exchanges: 180, Faults: map[string]int{"lose-response": 4, "503": 2, "pass": 0}},
+		Coverage: reports.Coverage{Sequences: 25, Steps: 310, Exchanges: 180, Faults: map[string]int{"lose-response": 4, "503": 2, "pass": 0},
+			Shrink: reports.ShrinkSpend{Attempts: 1, Requests: 7, Charges: 5}},
 	}
 }
 
@@ -50,7 +51,7 @@ func TestCertificationMarkdown(t *testing.T) {
 		"| INCONCLUSIVE | `retention-window` | profile | profile | 0 |\n",
 		"- `replay-returns-first-response`: A completed key answers with the first response. Source: draft §2.6. FAIL: the retry got a new charge id. [2 exchanges](#evidence-replay-returns-first-response)\n",
 		"- `retention-window`: A key is remembered for the published window. Source: profile: retention_window. INCONCLUSIVE: the request budget ran out.\n",
-		"25 sequences, 310 steps, 180 wire exchanges; faults injected: 503×2, lose-response×4.\n",
+		"25 sequences, 310 steps, 180 wire exchanges; faults injected: 503×2, lose-response×4; shrinking: 1 attempt, 7 requests, 5 charges.\n",
 		"| **FAIL** | `replay-consistent` | 120 | 9 replays |\n",
 		"- FAIL `replay-consistent`: replay-consistent: order 1 intent 1: a retry was answered 201 ch_2\n",
 		"### Evidence: replay-returns-first-response\n\n| # | key | provider | client saw | charge |",

@@ -131,8 +131,8 @@ func writeRequirements(b *strings.Builder, c Certification) {
 func writeInvariants(b *strings.Builder, c Certification) {
 	b.WriteString("## Invariants\n\n")
 	cov := c.Coverage
-	fmt.Fprintf(b, "%s, %s, %s; faults injected: %s.\n\n", plural(cov.Sequences, "sequence"), plural(cov.Steps, "step"),
-		plural(cov.Exchanges, "wire exchange"), mdText(faultCounts(cov.Faults)))
+	fmt.Fprintf(b, "%s, %s, %s; faults injected: %s; shrinking: %s.\n\n", plural(cov.Sequences, "sequence"), plural(cov.Steps, "step"),
+		plural(cov.Exchanges, "wire exchange"), mdText(faultCounts(cov.Faults)), cov.Shrink)
 	if len(c.Invariants) == 0 {
 		return
 	}

@@ -220,6 +220,17 @@ func (p *Progress) Shrink(invariant string, steps int, spent string) error {
 	return err
 }
 
+// ShrinkEnded prints, whatever Shrink last printed, that the run ended the
+// shrink of invariant's deviation at steps shopper steps, and why:
+// "idemcheck: shrinking replay-consistent: now 4 shopper steps, ended:
+// known (…): not shrunk again".
+func (p *Progress) ShrinkEnded(invariant string, steps int, why string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, err := fmt.Fprintf(p.w, "idemcheck: shrinking %s: now %s, ended: %s\n", visible(invariant), plural(steps, "shopper step"), visible(why))
+	return err
+}
+
 // Done prints the final count: "idemcheck: done, 3 requirements, 57
 // sequences".
 func (p *Progress) Done() error {

@@ -30,6 +30,7 @@ func sumStats(parts []MergePart, now time.Time) RunStats {
 		s.Coverage.Sequences += ps.Coverage.Sequences
 		s.Coverage.Steps += ps.Coverage.Steps
 		s.Coverage.Exchanges += ps.Coverage.Exchanges
+		s.Coverage.Shrink = s.Coverage.Shrink.Add(ps.Coverage.Shrink)
 		for k, v := range ps.Coverage.Faults {
 			s.Coverage.Faults[k] += v
 		}

@@ -67,10 +67,10 @@ type Check struct {
 	// Ack are the categories the run's catalogue already found: they end
 	// the sequence, which then passes.
 	Ack map[string]bool
-	// KnownFrom, during the shrink of a violation the baseline lists, is
-	// what the run had used when the round found it: the shrink may spend
-	// KnownShrinkShare of each budget from there; nil otherwise.
-	KnownFrom *Spend
+	// Cap, during the shrink of a violation against a URL once rapid
+	// reproduced it, bounds what the shrink may spend (ShrinkCap); nil:
+	// only the run's budgets.
+	Cap *ShrinkCap
 	// Report follows the category in the failure rapid shrinks by: the
 	// report's path and what a replay needs set. It must be the same for
 	// every check of a run (rapid shrinks only a failure whose message
@@ -309,7 +309,7 @@ func (m *Machine) outOfBudget() bool {
 		}
 	}
 	if !out && m.run.Phase == PhaseShrink {
-		if why = m.knownShrinkSpent(); why != "" {
+		if why = m.shrinkCapSpent(); why != "" {
 			m.stopped = why // ends this shrink attempt only (round.cut), not the run
 			return true
 		}

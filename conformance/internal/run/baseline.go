@@ -104,8 +104,22 @@ func (b Baseline) requirement(r reports.RequirementResult) reports.RequirementRe
 	return r
 }
 
+// invariant is r with the baseline applied: an INCONCLUSIVE invariant
+// whose name it lists (one the run could not exercise, such as a
+// mismatch-rejected that held vacuously because every sequence ended at
+// an acknowledged deviation first) is ACKNOWLEDGED, its reason prefixed
+// with acknowledgedPrefix; any other verdict stays as it is (a FAIL of a
+// listed invariant comes from a deviation, which the baseline turns KNOWN).
+func (b Baseline) invariant(r reports.InvariantResult) reports.InvariantResult {
+	if r.Verdict == reports.Inconclusive && slices.Contains(b, r.Name) {
+		r.Verdict, r.Reason = reports.Acknowledged, acknowledgedPrefix+r.Reason
+	}
+	return r
+}
+
 // unused are the entries of b that matched nothing in c: no requirement
-// they turned KNOWN or ACKNOWLEDGED, no KNOWN deviation of their category or invariant.
+// or invariant they turned KNOWN or ACKNOWLEDGED, no KNOWN deviation of
+// their category or invariant.
 func (b Baseline) unused(c reports.Certification) []string {
 	var out []string
 	for _, e := range b {
@@ -115,6 +129,9 @@ func (b Baseline) unused(c reports.Certification) []string {
 		}
 		for _, d := range c.Deviations {
 			used = used || d.Verdict == reports.Known && (d.Category == e || d.Invariant == e)
+		}
+		for _, i := range c.Invariants {
+			used = used || i.Name == e && i.Verdict == reports.Acknowledged
 		}
 		if !used && !slices.Contains(out, e) {
 			out = append(out, e)

@@ -77,12 +77,24 @@ type round struct {
 	// puts smallest's in (keepSmallest).
 	ended int
 	// cut says why a shrink attempt stopped without a verdict (a budget,
-	// or the share a known deviation may spend: knownCut).
+	// the deviation's cap), or why the run ended the shrink (known).
 	cut string
-	// knownFrom, when found is KNOWN by the baseline of a run against a
-	// URL, is what the run had used when it was found: its shrink may
-	// spend KnownShrinkShare of each budget from there.
-	knownFrom *machine.Spend
+	// known, against a URL, is why found was known when the round found
+	// it (knownWhy): its shrink is cut once rapid reproduced it.
+	known string
+	// cap bounds the shrink of a deviation that is not known, once rapid
+	// reproduced it (shrinkcap.go).
+	cap *machine.ShrinkCap
+	// fromRequests and fromCreates are what the run had used when the
+	// round found its violation: its shrink's spend counts from there.
+	fromRequests, fromCreates int
+	// replayed: found is the failure of a fail file rapid replayed, which
+	// rapid does not shrink (nothing to cut).
+	replayed bool
+	// shapes are the shortest shapes of the reproduction, to try before
+	// rapid's shrink (shapes.go); shapeTries how many were tried.
+	shapes     [][]uint64
+	shapeTries int
 	// counted is how many of the round's first checks are already in the
 	// statistics (a retry of the round, flakyRetries).
 	counted int
@@ -124,6 +136,7 @@ func (r *runState) endCheck(m *machine.Machine, bits []uint64) {
 		if m.Stopped() != "" && r.round.cut == "" {
 			r.round.cut = m.Stopped()
 		}
+		r.reproduced(m)
 		inv, steps := r.round.smallest.Invariant, len(r.round.smallest.History.Steps)
 		r.mu.Unlock()
 		if f := r.cfg.OnShrink; f != nil && inv != "" {
@@ -146,10 +159,10 @@ func (r *runState) endCheck(m *machine.Machine, bits []uint64) {
 	defer r.mu.Unlock()
 	switch {
 	case failed != nil && r.round.found == nil:
-		r.round.found, r.round.foundAt = failed, time.Now()
+		r.round.found, r.round.foundAt, r.round.replayed = failed, time.Now(), r.round.calls <= r.round.replays
 		r.found(failed) // concurrent.go
-		if sp, ok := machine.SpendNow(m.World().Provider()); ok && r.cfg.Baseline.Knows(failed) {
-			r.round.knownFrom = &sp
+		if req, creates, ok := r.used(); ok {
+			r.round.known, r.round.fromRequests, r.round.fromCreates = r.knownWhy(failed), req, creates
 		}
 	case failed == nil && r.round.calls > r.round.replays:
 		r.done++
@@ -161,8 +174,12 @@ func (r *runState) endCheck(m *machine.Machine, bits []uint64) {
 // smaller sequence that fails at the same place (Conclude), whatever its
 // message, so the shrunk violation may be of another category than the
 // round's first one; the deviation is the shrunk one, as rapid reports it.
-// bits are rapid's draws of the check, nil when rapid did not record them.
+// bits are rapid's draws of the check, nil when rapid did not record them;
+// in real time a shrink check without them is not kept (keepsDraws).
 func (r *runState) remember(m *machine.Machine, w check.World, v *check.ViolationError, bits []uint64) {
+	if !keepsDraws(r.cfg.IsRemote(), m.Phase(), bits) {
+		return
+	}
 	f := failureOf(r, m, w, v)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -255,7 +272,7 @@ func (r *runState) catalogue(t *testing.T) {
 			return
 		}
 		// A known deviation is not shrunk again: it is reported, not fixed.
-		for try := 1; try <= flakyRetries && rd.knownFrom == nil && flaky(text) && !r.searchSpent() && !r.lane.takenByOther(rd.smallestV.Category); try++ {
+		for try := 1; try <= flakyRetries && rd.known == "" && flaky(text) && !r.searchSpent() && !r.lane.takenByOther(rd.smallestV.Category); try++ {
 			again, atext, ok := r.retryRound(t, rd, failFileIn(text))
 			if !ok {
 				t.Logf("idemcheck: round %d again (%d of %d) did not find its category again", n, try, flakyRetries)
@@ -272,7 +289,7 @@ func (r *runState) catalogue(t *testing.T) {
 		t.Logf("idemcheck: round %d took %s: %d checks up to its violation, %d to reproduce and shrink it", n, time.Since(rd.started).Round(time.Millisecond), rd.calls, rd.shrinks)
 		r.record(t, rd, text)
 		r.mu.Lock()
-		r.ack[rd.smallestV.Category] = true
+		r.acknowledge(rd)
 		done := r.done
 		r.mu.Unlock()
 		if r.stoppedWhy() != "" || done >= checks || r.lane.full(r.cfg.MaxDeviations) {
@@ -288,16 +305,10 @@ func (r *runState) catalogue(t *testing.T) {
 func (r *runState) runRound(t *testing.T, n, counted int) (round, string, bool) {
 	r.mu.Lock()
 	r.round = round{n: n, replays: keptFailFiles(r.failName(t)), skip: r.done, started: time.Now(), counted: counted}
+	r.roundT = t
 	r.mu.Unlock()
 	tb := &roundTB{T: t, name: r.failName(t)}
-	func() {
-		defer func() {
-			if p := recover(); p != nil && p != errRoundFailed {
-				panic(p)
-			}
-		}()
-		r.roundCheck(tb, r.Property()) // a lane's checks and seed (concurrent.go)
-	}()
+	r.roundCheck(tb, r.Property()) // a lane's checks and seed (concurrent.go)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.round, tb.message(), tb.Failed()
@@ -368,10 +379,13 @@ func (r *runState) record(t *testing.T, rd round, rapidText string) {
 		removeFailFile(failFileIn(rapidText))
 		return
 	}
-	ff := r.keepFailFile(keepSmallest(failFileIn(rapidText), rd.smallestBits), rd)
+	ff := r.keepFailFile(keepSmallest(failFileIn(rapidText), rd.smallestBits, rd.cut != ""), rd)
 	f.Replay, f.Seed, f.Explanation, f.Category = replayCommand(r, ff), failFileSeed(ff), explain(f), v.Category
+	if rd.cut != "" && ff != "" && !r.logReplay(t, rd, ff) {
+		f.Notes = append(f.Notes, "Its fail file did not fail again when replayed once after its shrink was cut (real-time timing, or a budget spent): replay it a few times (IDEMCHECK_REPRODUCE).")
+	}
 	switch {
-	case r.cfg.Reproduce > 0 && (ff == "" || rd.cut != ""):
+	case r.cfg.Reproduce > 0 && (ff == "" || budgetCut(rd.cut)):
 		t.Logf("idemcheck: reproducibility of deviation %d not checked: %s", rd.n, orElse(rd.cut, "rapid kept no fail file"))
 	case r.cfg.Reproduce > 0:
 		// Each replay runs the catalogue on the fail file alone, with no
@@ -398,7 +412,7 @@ func (r *runState) record(t *testing.T, rd round, rapidText string) {
 	}
 	d := reports.Deviation{Invariant: v.Invariant, Category: v.Category, Message: v.Message,
 		Verdict: verdict, Steps: len(f.History.Steps), Minimal: minimal, Replay: f.Replay, FailFile: ff,
-		Report: relTo(r.cfg.ReportDir, p.Markdown), Curl: relTo(r.cfg.ReportDir, p.Curl)}
+		Report: relTo(r.cfg.ReportDir, p.Markdown), Curl: relTo(r.cfg.ReportDir, p.Curl), Shrink: r.shrinkSpend(rd)}
 	r.stats.deviation(d)
 	if w, ok := chargesWitness(rd.n, d, f.Charges); ok {
 		r.stats.witnessed(w)

@@ -3,7 +3,6 @@ package run
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strconv"
@@ -112,13 +111,19 @@ func Certify(t *testing.T, p Certification) (reports.Certification, reports.Cert
 
 	pcfg.Provider, pcfg.Remote = prov.BaseURL(), prov
 	pcfg.ProviderStore = "" // the store is the served provider's business
+	// What a requirement FAILed on is not shrunk again (shrinkcap.go).
+	pcfg.Shown = ShownBy(cert.Requirements)
 	pcfg.OnSequence = func() { _ = progress.Sequence() }
 	pcfg.OnShrink = func(invariant string, steps int) {
 		req, _ := prov.Meter().Used()
 		_ = progress.Shrink(invariant, steps, fmt.Sprintf("%d requests spent", req))
 	}
+	pcfg.OnShrinkEnd = func(invariant string, steps int, why string) { _ = progress.ShrinkEnded(invariant, steps, why) }
 	stats, _ := runStats(t, "property", pcfg)
 	cert.Invariants, cert.Coverage, cert.Deviations = stats.Results(), stats.Coverage(), stats.Deviations()
+	for i, inv := range cert.Invariants {
+		cert.Invariants[i] = pcfg.Baseline.invariant(inv) // an INCONCLUSIVE one the baseline lists: ACKNOWLEDGED
+	}
 	cert.Finished, cert.Budgets = time.Now().UTC(), prov.Meter().Budgets()
 	cert.BaselineUnused = pcfg.Baseline.unused(cert)
 	cert.Seed, cert.Rerun = p.Seed, rerunCommand(prov.Config(), p)
@@ -196,29 +201,14 @@ func interrupted(cause func() string) string {
 // setRapidFlags sets -rapid.checks and -rapid.seed for one call when
 // checks or seed is not zero, and returns what puts them back.
 func setRapidFlags(t *testing.T, checks int, seed uint64) func() {
-	var undo []func()
-	set := func(name, v string) {
-		f := flag.Lookup(name)
-		if f == nil {
-			return
-		}
-		old := f.Value.String()
-		if err := f.Value.Set(v); err != nil {
-			t.Fatal(err)
-		}
-		undo = append(undo, func() { _ = f.Value.Set(old) })
-	}
+	set := map[string]string{}
 	if checks > 0 {
-		set("rapid.checks", strconv.Itoa(checks))
+		set["rapid.checks"] = strconv.Itoa(checks)
 	}
 	if seed != 0 {
-		set("rapid.seed", strconv.FormatUint(seed, 10))
+		set["rapid.seed"] = strconv.FormatUint(seed, 10)
 	}
-	return func() {
-		for _, u := range undo {
-			u()
-		}
-	}
+	return setFlags(t, set) // logreplay.go
 }
 
 // logWriter writes each line to t.Log, so progress shows as it happens

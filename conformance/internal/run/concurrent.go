@@ -197,9 +197,14 @@ func (r *runState) failName(t *testing.T) string {
 // share of checks and its seed.
 func (r *runState) roundCheck(tb rapid.TB, prop func(*rapid.T)) {
 	if r.lane == nil {
-		rapid.Check(tb, prop)
+		checkRound(tb, prop) // logreplay.go: a failing round's FailNow ends it
 		return
 	}
+	defer func() {
+		if p := recover(); p != nil && p != errRoundFailed {
+			panic(p)
+		}
+	}()
 	checkWithFlags(tb, r.lane.checks, r.lane.seed, prop)
 }
 

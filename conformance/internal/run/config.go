@@ -42,6 +42,12 @@ type Config struct {
 	// OnFound, if set, is called when a round of a run against a URL finds
 	// its first violation, with its category, before rapid shrinks it.
 	OnFound func(category string)
+	// OnShrinkEnd, if set, is called once when the run ends a shrink
+	// before rapid does (a known deviation, its cap, a budget), with why.
+	OnShrinkEnd func(invariant string, steps int, why string)
+	// Shown are the invariants the requirements of the same certification
+	// FAILed on (shrinkcap.go): their deviations are not shrunk again.
+	Shown Shown
 }
 
 // Defaults of Config beside machine's.

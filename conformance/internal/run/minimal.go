@@ -44,9 +44,18 @@ func flakyAgain(rapidText string) string {
 // (at most 1: it was never shrunk).
 func minimality(cut, rapidText string, shrinks int, shrinkSpent bool, rep *reports.Reproducibility) (minimal, remedy string) {
 	switch {
+	case strings.HasPrefix(cut, machine.KnownCut+" (listed in the baseline)"):
+		return "not minimal: " + cut,
+			"It is known: remove it from the baseline to shrink it."
 	case strings.HasPrefix(cut, machine.KnownCut):
 		return "not minimal: " + cut,
-			"It is known: remove it from the baseline to shrink it with the whole budget."
+			"The requirement named is its minimal reproduction (its evidence and curl script on the certification page)."
+	case strings.HasPrefix(cut, shortestShape):
+		return "not minimal: " + cut,
+			"It is the shortest shape of the sequence that first showed it; raise the budgets or replay it to shrink its values."
+	case strings.HasPrefix(cut, machine.DeviationCut):
+		return "not minimal: " + cut,
+			"Each deviation's shrink against a URL may spend a share of each budget (IDEMCHECK_MAX_REQUESTS, IDEMCHECK_MAX_CHARGES, IDEMCHECK_MAX_DURATION) and at most " + machine.DeviationShrinkTime.String() + ": raise the budgets to shrink further."
 	case cut != "":
 		return "not minimal: budget (" + cut + " while shrinking)",
 			"Raise IDEMCHECK_MAX_REQUESTS, IDEMCHECK_MAX_CHARGES or IDEMCHECK_MAX_DURATION to shrink further."

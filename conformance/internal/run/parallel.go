@@ -102,11 +102,29 @@ func (r *runState) checkStream(t *testing.T, p, n, checks int, base uint64, prop
 }
 
 // checkWithFlags is rapid.Check of prop under t with -rapid.checks set to
-// checks (unless negative) and -rapid.seed to seed (unless 0). rapid
-// reads both from its flags when rapid.Check starts; they are set under
-// rapidFlagsMu, and put back once rapid has read them (its first check,
-// or its end when it runs none).
+// checks (unless negative) and -rapid.seed to seed (unless 0); see
+// checkUnderFlags.
 func checkWithFlags(t rapid.TB, checks int, seed uint64, prop func(*rapid.T)) {
+	t.Helper()
+	set := map[string]string{}
+	if checks >= 0 {
+		set["rapid.checks"] = strconv.Itoa(checks)
+	}
+	if seed != 0 {
+		set["rapid.seed"] = strconv.FormatUint(seed, 10)
+	}
+	checkUnderFlags(t, set, prop)
+}
+
+// checkUnderFlags is rapid.Check of prop under t with each named rapid
+// flag set to its value. rapid reads -rapid.checks, -rapid.seed and
+// -rapid.failfile when rapid.Check starts; they are set under
+// rapidFlagsMu, and put back once rapid has read them (its first check,
+// or its end when it runs none), so that rounds in flight at once
+// (concurrent.go, parallel properties) never start under another's
+// flags. (-rapid.nofailfile is read when a check ends: it is not one to
+// set here.)
+func checkUnderFlags(t rapid.TB, set map[string]string, prop func(*rapid.T)) {
 	t.Helper()
 	rapidFlagsMu.Lock()
 	var once sync.Once
@@ -120,21 +138,15 @@ func checkWithFlags(t rapid.TB, checks int, seed uint64, prop func(*rapid.T)) {
 		})
 	}
 	defer release()
-	set := func(name, v string) {
+	for name, v := range set {
 		f := flag.Lookup(name)
 		if f == nil {
-			return
+			continue
 		}
 		old := f.Value.String()
 		if f.Value.Set(v) == nil {
 			undo = append(undo, func() { _ = f.Value.Set(old) })
 		}
-	}
-	if checks >= 0 {
-		set("rapid.checks", strconv.Itoa(checks))
-	}
-	if seed != 0 {
-		set("rapid.seed", strconv.FormatUint(seed, 10))
 	}
 	rapid.Check(t, func(rt *rapid.T) {
 		release() // rapid has read its flags

@@ -60,15 +60,23 @@ func (r *runState) bubbleMachine(t *rapid.T, mutant *mutants.Mutant, ph machine.
 // (shrinkEnd), so that rapid ends the shrink: from the same line as a
 // sequence's failure, since rapid compares where a check failed.
 func (r *runState) realTime(t *rapid.T) {
+	if r.replayCheck(t) || r.shapeCheck(t) {
+		return // a log replay's (logreplay.go), a shape's (shapes.go)
+	}
 	ph := r.beginCheck()
 	if ph == machine.PhaseSkip || ph == machine.PhaseSearch && r.stoppedWhy() != "" {
 		return // judged in an earlier round, or the search budget is spent
 	}
+	if ph == machine.PhaseShrink {
+		r.tryShapes() // once, before rapid's first candidate
+	}
 	var m *machine.Machine
-	if v := r.shrinkEnd(ph); v != nil {
+	if v := r.endOfShrink(ph); v != nil {
 		m = machine.Ended(r.check(ph), v)
-	} else {
-		m = r.sequence(t, ph)
+	} else if m = r.sequence(t, ph); m.Stopped() != "" {
+		if v := r.endOfShrink(ph); v != nil {
+			m = machine.Ended(r.check(ph), v) // cut mid-sequence: it ends the shrink too
+		}
 	}
 	m.Conclude(t)
 }
@@ -85,24 +93,28 @@ func (r *runState) sequence(t *rapid.T, ph machine.Phase) *machine.Machine {
 	}
 	defer w.Close()
 	m := machine.New(w, r.check(ph))
-	t.Repeat(m.Actions())
+	actions, at := failAt(m, m.Actions())
+	t.Repeat(actions)
 	m.Finish()
 	var bits []uint64
 	if f, _ := m.Failed(); f != nil {
 		bits = drawnBits(t)
 	}
 	r.endCheck(m, bits)
+	if bits != nil && ph == machine.PhaseShrink {
+		r.shapesOfReproduction(bits, elements(t), at())
+	}
 	return m
 }
 
 // check is what the machine of a check for phase ph is told: the
-// categories found so far, the spend of a known deviation being shrunk,
+// categories found so far, the cap of the deviation being shrunk,
 // the report its failure names, where to note why the run stopped.
 func (r *runState) check(ph machine.Phase) machine.Check {
 	r.mu.Lock()
-	from := r.round.knownFrom
+	c := r.round.cap
 	r.mu.Unlock()
-	return machine.Check{Phase: ph, Ack: r.acknowledged(), KnownFrom: from, Stop: &r.stop,
+	return machine.Check{Phase: ph, Ack: r.acknowledged(), Cap: c, Stop: &r.stop,
 		Report: "\nreport: " + fromRoot(r.reportBase()+".md") + r.envHint()}
 }
 
@@ -124,7 +136,7 @@ type runState struct {
 	// lane is the run's lane when several run at once (concurrent.go).
 	lane *lane
 
-	mu    sync.Mutex // guards round, done, ack, stalled, undoNoFailFile
+	mu    sync.Mutex // guards round, done, ack, stalled, undoNoFailFile, replay, shape, roundT
 	round round      // the rapid.Check under way (catalogue.go)
 	done  int        // search checks that passed, over every round
 	ack   map[string]bool
@@ -133,6 +145,12 @@ type runState struct {
 	// -rapid.nofailfile it set (noFailFile), nil when it set none.
 	stalled        string
 	undoNoFailFile func()
+	// replay is the log replay under way (logreplay.go), nil while none.
+	replay *logReplayState
+	// shape is the shape being tried (shapes.go), nil while none; roundT
+	// is the test the round under way runs under.
+	shape  *shapeState
+	roundT *testing.T
 }
 
 // noteStopped records that the run stopped early, and why.

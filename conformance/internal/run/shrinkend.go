@@ -28,6 +28,14 @@ import (
 // message. rapid saves that last candidate, which drew nothing, as the
 // fail file; record puts the smallest counterexample's draws in it
 // (keepSmallest), read from rapid's T as it failed (drawnBits).
+//
+// The check that was cut itself stopped mid-sequence: it fails too, as
+// the first of those checks (realTime), never passes. Passing, it would
+// end rapid's shrink with no error to report when it was rapid's second
+// run of a candidate (rapid v1.3.0 then panics with nil); failing, when it
+// was that second run, rapid ends the shrink and saves its partial draws,
+// which replay nothing: so once a shrink was cut, the fail file's draws
+// are always replaced by the smallest counterexample's (keepSmallest).
 
 // shrinkEnd is what check of phase ph must fail with, at once, because
 // its round's shrink was cut; nil when it runs as usual.
@@ -60,14 +68,11 @@ func (r *runState) shrinkEnd(ph machine.Phase) *check.ViolationError {
 // that keeps it otherwise gives nil, the fail file is then dropped rather
 // than wrong, and TestShrinkCutByTheBudgetKeepsMemoryFlat fails.
 func drawnBits(t *rapid.T) []uint64 {
-	v := reflect.ValueOf(t).Elem().FieldByName("s")
-	if !v.IsValid() || v.Kind() != reflect.Interface || v.IsNil() {
+	v, ok := recorded(t)
+	if !ok {
 		return nil
 	}
-	if v = v.Elem(); v.Kind() != reflect.Pointer || v.IsNil() {
-		return nil
-	}
-	d := v.Elem().FieldByName("data")
+	d := v.FieldByName("data")
 	if !d.IsValid() || d.Kind() != reflect.Slice || d.Type().Elem().Kind() != reflect.Uint64 || d.Len() == 0 {
 		return nil
 	}
@@ -78,14 +83,28 @@ func drawnBits(t *rapid.T) []uint64 {
 	return out
 }
 
-// keepSmallest makes a fail file rapid saved with no draws — the last
-// candidate of a shrink the run ended, which drew nothing — hold bits,
-// the draws of the smallest counterexample; rapid's own lines (its version
-// and seed, the comments) stay. A fail file with draws is rapid's verdict
-// as usual and is left as it is. It returns the fail file to report, ""
-// when there is none or it cannot hold bits (it is then removed: a fail
-// file without draws replays nothing).
-func keepSmallest(ff string, bits []uint64) string {
+// recorded is the bit stream of rapid's t (T.s, a struct embedding
+// recordedBits), as reflect reads it; ok false when t has none.
+func recorded(t *rapid.T) (reflect.Value, bool) {
+	v := reflect.ValueOf(t).Elem().FieldByName("s")
+	if !v.IsValid() || v.Kind() != reflect.Interface || v.IsNil() {
+		return reflect.Value{}, false
+	}
+	if v = v.Elem(); v.Kind() != reflect.Pointer || v.IsNil() {
+		return reflect.Value{}, false
+	}
+	return v.Elem(), true
+}
+
+// keepSmallest makes a fail file rapid saved for a shrink the run cut
+// (cut) — the last candidate, which drew nothing or stopped mid-sequence —
+// hold bits, the draws of the smallest counterexample; rapid's own lines
+// (its version and seed, the comments) stay. A fail file of a shrink not
+// cut, with draws, is rapid's verdict as usual and is left as it is. It
+// returns the fail file to report, "" when there is none or it cannot hold
+// bits (it is then removed: its draws would replay nothing, or another
+// sequence than the one reported).
+func keepSmallest(ff string, bits []uint64, cut bool) string {
 	if ff == "" {
 		return ""
 	}
@@ -106,7 +125,7 @@ func keepSmallest(ff string, bits []uint64) string {
 		}
 	}
 	switch {
-	case draws > 0:
+	case draws > 0 && !cut:
 		return ff
 	case header == "" || bits == nil:
 		removeFailFile(ff)

@@ -121,7 +121,7 @@ func (s *Stats) ruledOut(inv string) string {
 func (s *Stats) Coverage() reports.Coverage {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c := reports.Coverage{Sequences: s.sequences, Steps: s.steps, Exchanges: s.exchanges, Faults: map[string]int{}}
+	c := reports.Coverage{Sequences: s.sequences, Steps: s.steps, Exchanges: s.exchanges, Faults: map[string]int{}, Shrink: shrinkTotal(s.deviations)}
 	for k, v := range s.faults {
 		c.Faults[string(k)] = v
 	}
@@ -302,7 +302,7 @@ var subjectOf = map[string]string{
 func (s *Stats) Summary() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rs := reports.RunStats{Coverage: reports.Coverage{Sequences: s.sequences, Steps: s.steps, Exchanges: s.exchanges, Faults: map[string]int{}}}
+	rs := reports.RunStats{Coverage: reports.Coverage{Sequences: s.sequences, Steps: s.steps, Exchanges: s.exchanges, Faults: map[string]int{}, Shrink: shrinkTotal(s.deviations)}}
 	for k, v := range s.faults {
 		rs.Coverage.Faults[string(k)] = v
 	}
