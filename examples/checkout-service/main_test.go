@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/idemcheck/idemcheck/conformance"
 	"github.com/idemcheck/idemcheck/internal/childfail"
