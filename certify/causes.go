@@ -2,6 +2,7 @@ package certify
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -44,7 +45,9 @@ var severityOf = map[string]reports.Severity{
 }
 
 // invariantSeverity is the severity of a deviation of an invariant that
-// no requirement's cause explains; one not listed is LosesPayment.
+// no requirement's cause explains; one not listed is LosesPayment. A
+// cause that takes in a listed invariant's deviation is at least as
+// severe as it.
 var invariantSeverity = map[string]reports.Severity{
 	"at-most-one-charge-per-order": reports.ChargesTwice, "books-balance": reports.ChargesTwice,
 	"replay-consistent": reports.ChargesTwice, "mismatch-rejected": reports.ChargesTwice,
@@ -124,18 +127,29 @@ func Explain(c *reports.Certification) {
 		k.Requirements = append(k.Requirements, r.ID)
 		k.Severity = worse(k.Severity, own)
 	}
+	// A deviation the run did not shrink because a requirement had shown
+	// its invariant belongs to that requirement's cause (the run itself
+	// took it for the same fault); an invariant a deviation's
+	// counterexample also shows, to that deviation's cause.
+	ofRequirement, ofInvariant := map[string]*reports.Cause{}, map[string]*reports.Cause{}
+	for _, k := range causes {
+		for _, id := range k.Requirements {
+			ofRequirement[id] = k
+		}
+	}
 	failed := map[string]bool{}
 	for _, d := range c.Deviations {
 		if d.Verdict != reports.Fail || failed[d.Invariant] {
 			continue
 		}
 		failed[d.Invariant] = true
-		explainInvariant(d.Invariant, d.Message, d.Replay, replay, byID[CauseDeclinesNotStored], cause)
+		k := ofRequirement[shownByRequirement(d.Minimal)]
+		ofInvariant[d.Invariant] = explainInvariant(d.Invariant, d.Message, d.Replay, replay, byID[CauseDeclinesNotStored], k, cause)
 	}
 	for _, inv := range c.Invariants {
 		if inv.Verdict == reports.Fail && !failed[inv.Name] {
 			failed[inv.Name] = true
-			explainInvariant(inv.Name, inv.Reason, c.Rerun, replay, byID[CauseDeclinesNotStored], cause)
+			explainInvariant(inv.Name, inv.Reason, c.Rerun, replay, byID[CauseDeclinesNotStored], ofInvariant[witnessOf(inv.Reason)], cause)
 		}
 	}
 	slices.SortStableFunc(causes, func(a, b *reports.Cause) int {
@@ -179,15 +193,22 @@ const declinesSentence = "a declined key's 402 is not stored: a decline sent aga
 
 // explainInvariant adds a failed invariant to the replay cause when that
 // explains it, to the declines cause when its message is about a 402
-// answered again, else to a cause of its own (made by cause).
-func explainInvariant(name, message, reproduce string, replay, declines *reports.Cause,
-	cause func(id string, sev reports.Severity, sentence, reason, reproduce string) *reports.Cause) {
+// answered again, to known (the cause the run already took it for) when
+// not nil, else to a cause of its own (made by cause); it returns the
+// cause it added it to.
+func explainInvariant(name, message, reproduce string, replay, declines, known *reports.Cause,
+	cause func(id string, sev reports.Severity, sentence, reason, reproduce string) *reports.Cause) *reports.Cause {
 	var k *reports.Cause
 	switch {
 	case replay != nil && slices.Contains(replayInvariants, name):
 		k = replay
 	case declines != nil && name == "replay-consistent" && strings.Contains(message, "answered 402, then 402"):
 		k = declines
+	case known != nil:
+		k = known
+		if sev, ok := invariantSeverity[name]; ok {
+			k.Severity = worse(k.Severity, sev)
+		}
 	default:
 		sev, ok := invariantSeverity[name]
 		if !ok {
@@ -199,6 +220,33 @@ func explainInvariant(name, message, reproduce string, replay, declines *reports
 		k.Reproduce = reproduce
 	}
 	k.Invariants = append(k.Invariants, name)
+	return k
+}
+
+// shownByRE and witnessRE find, in a deviation's shrink state and in an
+// invariant's reason, what the run already tied them to (run/shrinkcap.go
+// knownWhy, run/witness.go chargesWitness).
+var (
+	shownByRE = regexp.MustCompile(`known \(requirement (\S+) FAILed on `)
+	witnessRE = regexp.MustCompile(`^deviation \d+'s counterexample \((\S+)\) also shows `)
+)
+
+// shownByRequirement is the requirement a deviation's shrink state says
+// showed it, so that it was not shrunk again; "" when none.
+func shownByRequirement(minimal string) string {
+	if m := shownByRE.FindStringSubmatch(minimal); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// witnessOf is the invariant of the deviation whose counterexample an
+// invariant's reason says also breaks it; "" when none.
+func witnessOf(reason string) string {
+	if m := witnessRE.FindStringSubmatch(reason); m != nil {
+		return m[1]
+	}
+	return ""
 }
 
 // worse is the worse of two severities (Severities' order).

@@ -169,3 +169,41 @@ func TestExplainFourBugsAreFourCauses(t *testing.T) {
 	assert.Equal(t, []string{"refuses wrongly", certify.ReqShapes}, got["refused-422"])
 	assert.Equal(t, []string{"format only", certify.ReqQuotedKey}, got[certify.ReqQuotedKey])
 }
+
+// TestExplainJoinsWhatTheRunTookForARequirementsCause: the property's
+// deviations the run did not shrink because a requirement had shown their
+// invariant belong to that requirement's cause, and an invariant a
+// deviation's counterexample also breaks to that deviation's cause. Issue
+// 24's four-mutant provider listed 7 causes, the last three of them
+// ("the property's invariant … is violated") the same faults again.
+func TestExplainJoinsWhatTheRunTookForARequirementsCause(t *testing.T) {
+	c := reports.Certification{
+		Requirements: []reports.RequirementResult{
+			fail(certify.ReqConcurrent, "3 concurrent requests with one key: 3 charges",
+				create(`"c"`, "fc", "rc", 201, "ch_6"), create(`"c"`, "fc", "rc", 201, "ch_7")),
+			fail(certify.ReqShapes, "with the fields in another order it was refused with 422 as another body",
+				create(`"s"`, "fs", "rs", 201, "ch_12"), create(`"s"`, "fs2", "rs", 422, "")),
+		},
+		Deviations: []reports.Deviation{
+			{Invariant: "replay-consistent", Verdict: reports.Fail,
+				Message: "replay-consistent: order 1 intent 1: one key and body were answered 201 ch_000041, then 201 ch_000045",
+				Minimal: "not minimal: known (requirement concurrent-same-key-charges-once FAILed on replay-consistent in this run): not shrunk again"},
+			{Invariant: "equivalent-requests-agree", Verdict: reports.Fail,
+				Message: "equivalent-requests-agree: order 1 intent 1: the same request with other whitespace was refused with 422 as another body",
+				Minimal: "not minimal: known (requirement equivalent-request-shapes-agree FAILed on equivalent-requests-agree in this run): not shrunk again"},
+		},
+		Invariants: []reports.InvariantResult{{Name: "at-most-one-charge-per-order", Verdict: reports.Fail,
+			Reason: "deviation 1's counterexample (replay-consistent) also shows at-most-one-charge-per-order: the provider holds 2 charges for order 1"}},
+	}
+	certify.Explain(&c)
+	got := map[string][]string{}
+	var ids []string
+	for _, k := range c.Causes {
+		ids = append(ids, k.ID)
+		got[k.ID] = append(append([]string{string(k.Severity)}, k.Requirements...), k.Invariants...)
+	}
+	assert.Equal(t, []string{certify.CauseNoInflightLock, "refused-422"}, ids)
+	assert.Equal(t, []string{"charges twice", certify.ReqConcurrent, "replay-consistent", "at-most-one-charge-per-order"}, got[certify.CauseNoInflightLock])
+	assert.Equal(t, []string{"refuses wrongly", certify.ReqShapes, "equivalent-requests-agree"}, got["refused-422"],
+		"the same 422 refusal, one charge kept: the requirement's cause keeps its severity")
+}
