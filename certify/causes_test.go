@@ -156,12 +156,7 @@ func TestExplainFourBugsAreFourCauses(t *testing.T) {
 			Message: "replay-consistent: order 1 intent 1: one key and body were answered 402, then 402: a completed key answers its first response"}},
 	}
 	certify.Explain(&c)
-	got := map[string][]string{}
-	var ids []string
-	for _, k := range c.Causes {
-		ids = append(ids, k.ID)
-		got[k.ID] = append(append([]string{string(k.Severity)}, k.Requirements...), k.Invariants...)
-	}
+	ids, got := causesOf(c)
 	assert.Equal(t, []string{certify.CauseDeclinesNotStored, certify.CauseNoInflightLock, "refused-422", certify.ReqQuotedKey}, ids, "worst first, then in the order found")
 	assert.Equal(t, []string{"charges twice", certify.ReqConcurrent, certify.ReqInflightMismatch}, got[certify.CauseNoInflightLock])
 	assert.Equal(t, []string{"charges twice", certify.ReqReplay, certify.ReqDeclinedKey, "replay-consistent"}, got[certify.CauseDeclinesNotStored],
@@ -196,14 +191,21 @@ func TestExplainJoinsWhatTheRunTookForARequirementsCause(t *testing.T) {
 			Reason: "deviation 1's counterexample (replay-consistent) also shows at-most-one-charge-per-order: the provider holds 2 charges for order 1"}},
 	}
 	certify.Explain(&c)
+	ids, got := causesOf(c)
+	assert.Equal(t, []string{certify.CauseNoInflightLock, "refused-422"}, ids)
+	assert.Equal(t, []string{"charges twice", certify.ReqConcurrent, "replay-consistent", "at-most-one-charge-per-order"}, got[certify.CauseNoInflightLock])
+	assert.Equal(t, []string{"refuses wrongly", certify.ReqShapes, "equivalent-requests-agree"}, got["refused-422"],
+		"the same 422 refusal, one charge kept: the requirement's cause keeps its severity")
+}
+
+// causesOf is c's causes by id, in order, and each as its severity, then
+// its requirements, then its invariants.
+func causesOf(c reports.Certification) ([]string, map[string][]string) {
 	got := map[string][]string{}
 	var ids []string
 	for _, k := range c.Causes {
 		ids = append(ids, k.ID)
 		got[k.ID] = append(append([]string{string(k.Severity)}, k.Requirements...), k.Invariants...)
 	}
-	assert.Equal(t, []string{certify.CauseNoInflightLock, "refused-422"}, ids)
-	assert.Equal(t, []string{"charges twice", certify.ReqConcurrent, "replay-consistent", "at-most-one-charge-per-order"}, got[certify.CauseNoInflightLock])
-	assert.Equal(t, []string{"refuses wrongly", certify.ReqShapes, "equivalent-requests-agree"}, got["refused-422"],
-		"the same 422 refusal, one charge kept: the requirement's cause keeps its severity")
+	return ids, got
 }
