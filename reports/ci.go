@@ -231,6 +231,21 @@ func (p *Progress) ShrinkEnded(invariant string, steps int, why string) error {
 	return err
 }
 
+// Explained prints, once the failures are grouped into causes, which
+// requirements printed FAIL above now read NOT JUDGED because of a cause
+// (ids), so that stderr and the page agree: "idemcheck: FAIL above, NOT
+// JUDGED because of replay-charges-again (their judgement needs a replay):
+// replay-marked, retention-window-honoured". Nothing when ids is empty.
+func (p *Progress) Explained(cause string, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, err := fmt.Fprintf(p.w, "idemcheck: FAIL above, NOT JUDGED because of %s (their judgement needs a replay): %s\n", visible(cause), visible(strings.Join(ids, ", ")))
+	return err
+}
+
 // Done prints the final count: "idemcheck: done, 3 requirements, 57
 // sequences".
 func (p *Progress) Done() error {

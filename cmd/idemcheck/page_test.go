@@ -2,10 +2,12 @@ package main_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -51,6 +53,23 @@ func TestCertifyFailPageLeadsWithReproduction(t *testing.T) {
 	}
 	if last := strings.Split(strings.TrimRight(stderr, "\n"), "\n"); !strings.HasPrefix(last[len(last)-1], "idemcheck: FAIL · causes (1): 1 charges twice; requirements (17): ") {
 		t.Errorf("stderr's last line does not count the cause and the requirements: %q", last[len(last)-1])
+	}
+	// A requirement printed FAIL as it ended and left NOT JUDGED by the
+	// cause is named so on stderr too: stderr and the page agree.
+	var cert struct {
+		Requirements []struct{ ID, Verdict string } `json:"requirements"`
+	}
+	if b, err := os.ReadFile(filepath.Join(filepath.Dir(strings.TrimSpace(stdout)), "certification.json")); err != nil || json.Unmarshal(b, &cert) != nil {
+		t.Fatalf("certification.json: %v", err)
+	}
+	explained := regexp.MustCompile(`(?m)^idemcheck: FAIL above, NOT JUDGED because of replay-charges-again \(their judgement needs a replay\): (.+)$`).FindStringSubmatch(stderr)
+	for _, r := range cert.Requirements {
+		if r.Verdict != "NOT JUDGED" || !strings.Contains(stderr, "FAIL "+r.ID) {
+			continue
+		}
+		if explained == nil || !slices.Contains(strings.Split(explained[1], ", "), r.ID) {
+			t.Errorf("%s: FAIL on stderr, NOT JUDGED on the page, and stderr does not say why:\n%s", r.ID, stderr)
+		}
 	}
 	m := regexp.MustCompile("reproduce: `(bash [^`]+)`").FindStringSubmatch(lines[4])
 	if m == nil {

@@ -128,6 +128,9 @@ func Certify(t *testing.T, p Certification) (reports.Certification, reports.Cert
 	cert.BaselineUnused = pcfg.Baseline.unused(cert)
 	cert.Seed, cert.Rerun = p.Seed, rerunCommand(prov.Config(), p)
 	certify.Explain(&cert) // the failures grouped into causes, worst first; what a cause leaves unjudgeable NOT JUDGED
+	for _, k := range cert.Causes {
+		_ = progress.Explained(k.ID, k.Explains) // printed FAIL above: stderr and the page agree
+	}
 	_ = progress.Done()
 
 	paths, err := reports.WriteCertificationRun(pcfg.ReportDir, cert)
