@@ -272,6 +272,8 @@ func (r *runner) run(req Requirement, res reports.RequirementResult) reports.Req
 	if v == fail {
 		if why := notOfDialect(res.Evidence, r.p.Dialect()); why != "" {
 			v, reason = inc, why+" (the FAIL it would have been: "+reason+")"
+		} else if why := busyAnswer(res.Evidence); why != "" {
+			v, reason = inc, why+" (the FAIL it would have been: "+reason+")"
 		}
 	}
 	res.Verdict, res.Reason = v, reason

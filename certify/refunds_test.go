@@ -1,13 +1,17 @@
 package certify_test
 
 import (
+	"net/http"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemcheck/idemcheck/certify"
+	"github.com/idemcheck/idemcheck/models"
 	"github.com/idemcheck/idemcheck/reports"
+	"github.com/idemcheck/idemcheck/sut/provider/server"
 	"github.com/idemcheck/idemcheck/sut/remote"
 )
 
@@ -36,4 +40,55 @@ func TestCertify_RefundMutantsFailTheirRequirement(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A refund retried under its key and answered 429 (a busy provider, as
+// docs/profiles.md has it: transient) is no verdict on the refunds
+// endpoint's idempotency: INCONCLUSIVE, not FAIL. Regression: the retry's
+// 429 read as "not the first refund", a FAIL and a cause of its own
+// (found against a loopback proxy answering every fifth request 429).
+func TestCertify_RefundRetryAnsweredBusyIsNoVerdict(t *testing.T) {
+	h, err := server.Handler("", 0, 0)
+	require.NoError(t, err)
+	s, err := server.Start(secondTryBusy(h, "/v1/refunds"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	cert := certifyURL(t, s.URL, remote.ReferenceProfile(), certify.Options{Only: []string{certify.ReqRefundReplay}})
+	assert.Equal(t, reports.Inconclusive, verdicts(t, cert)[certify.ReqRefundReplay])
+}
+
+// The same for a create: a replay answered 429 (the provider busy, not
+// the key charged again) leaves replay-returns-first-response
+// INCONCLUSIVE, with the 429 named (busyAnswer).
+func TestCertify_ReplayAnsweredBusyIsNoVerdict(t *testing.T) {
+	h, err := server.Handler("", 0, 0)
+	require.NoError(t, err)
+	s, err := server.Start(secondTryBusy(h, "/v1/charges"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	cert := certifyURL(t, s.URL, remote.ReferenceProfile(), certify.Options{Only: []string{certify.ReqReplay}})
+	assert.Equal(t, reports.Inconclusive, verdicts(t, cert)[certify.ReqReplay])
+	assert.Contains(t, cert.Requirements[0].Reason, "the provider answered 429")
+}
+
+// secondTryBusy is h answering the second POST to path under one key 429
+// with Retry-After 1.
+func secondTryBusy(h http.Handler, path string) http.Handler {
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.URL.Path == path {
+			k := r.Header.Get(models.IdempotencyKeyHeader)
+			mu.Lock()
+			again := seen[k]
+			seen[k] = true
+			mu.Unlock()
+			if again {
+				w.Header().Set("Retry-After", "1")
+				w.WriteHeader(http.StatusTooManyRequests)
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
 }

@@ -80,3 +80,35 @@ func notOfDialect(evidence []models.Exchange, dialect string) string {
 	}
 	return fmt.Sprintf("the provider's answers are not charges of the %q dialect: every create it answered got a body the dialect does not speak (%s), and a verdict compared from them is none", dialect, reports.Tally(seen))
 }
+
+// busyAnswer says why a FAIL drawn from evidence is no verdict, or "":
+// the provider answered one of its requests 429 (too many requests) or 503
+// (unavailable) — retry-later answers (docs/profiles.md: transient) — and
+// nothing in the evidence shows a charge twice (a lookup listing two
+// charges under one reference, or one key and body answered with two
+// charges), so the FAIL may be the provider being busy, not its
+// idempotency. Found against a provider answering every fifth request
+// 429: a retry answered 429 read as "not the first response".
+func busyAnswer(evidence []models.Exchange) string {
+	busy := map[string]int{}
+	charged := map[string]string{} // key and body → first charge id
+	for _, e := range evidence {
+		switch {
+		case e.Method == http.MethodGet && e.Final() && strings.Contains(e.ProviderChargeID, ","):
+			return "" // the lookup shows two charges
+		case e.Method != http.MethodPost || !e.Forwarded || !e.ProviderDone:
+		case e.ProviderStatus == http.StatusTooManyRequests || e.ProviderStatus == http.StatusServiceUnavailable:
+			busy[strconv.Itoa(e.ProviderStatus)]++
+		case e.ProviderStatus >= 200 && e.ProviderStatus < 300 && e.HasKey && e.ProviderChargeID != "":
+			k := e.Path + " " + e.Key + " " + e.Fingerprint
+			if id, ok := charged[k]; ok && id != e.ProviderChargeID {
+				return "" // one key and body answered with two charges
+			}
+			charged[k] = e.ProviderChargeID
+		}
+	}
+	if len(busy) == 0 {
+		return ""
+	}
+	return "the provider answered " + reports.Tally(busy) + " (retry later) to a request of this requirement, and nothing shows a charge twice: not a verdict on its idempotency"
+}
