@@ -181,9 +181,7 @@ func explainRequirement(r reports.RequirementResult, sev reports.Severity,
 			fmt.Sprintf("a keyed create is refused with %d where the draft wants it processed or replayed; one charge is kept: the deviation is in the status alone", status),
 			r.Reason, r.Reproduce), reports.RefusesWrongly
 	case guardsCharge && !twoCharges(r.Evidence):
-		return cause(r.ID+"-status-only", reports.LosesPayment,
-			"the answer differs from the one the draft wants, but one charge is kept: the deviation is in the status alone",
-			r.Reason, r.Reproduce), reports.LosesPayment
+		return cause(CauseStatusOnly, reports.LosesPayment, statusOnlySentence, r.Reason, r.Reproduce), reports.LosesPayment
 	}
 	return cause(r.ID, sev, strings.TrimSuffix(r.Title, "."), r.Reason, r.Reproduce), sev
 }
@@ -204,6 +202,10 @@ func explainInvariant(name, message, reproduce string, replay, declines, known *
 		k = replay
 	case declines != nil && name == "replay-consistent" && strings.Contains(message, "answered 402, then 402"):
 		k = declines
+	case name == "replay-consistent" && sameCharge(message):
+		// a replay that kept the charge and changed its status (201, then
+		// 200): the status alone, below a charge twice
+		k = cause(CauseStatusOnly, reports.LosesPayment, statusOnlySentence, message, reproduce)
 	case known != nil:
 		k = known
 		if sev, ok := invariantSeverity[name]; ok {
@@ -221,6 +223,24 @@ func explainInvariant(name, message, reproduce string, replay, declines, known *
 	}
 	k.Invariants = append(k.Invariants, name)
 	return k
+}
+
+// CauseStatusOnly is the cause of every answer that differs from the
+// draft's in its status alone while one charge is kept (a refusal with a
+// 4xx is refused-<status> instead).
+const CauseStatusOnly = "status-only"
+
+// statusOnlySentence is CauseStatusOnly's sentence.
+const statusOnlySentence = "the answer differs from the one the draft wants, but one charge is kept: the deviation is in the status alone"
+
+// sameChargeRE reads replay-consistent's "answered 201 ch_1, then 200 ch_1".
+var sameChargeRE = regexp.MustCompile(`answered \d+ (ch_\w+), then \d+ (ch_\w+)`)
+
+// sameCharge reports whether a replay-consistent message names one charge
+// twice: the replay kept the charge, and differed in its status.
+func sameCharge(message string) bool {
+	m := sameChargeRE.FindStringSubmatch(message)
+	return m != nil && m[1] == m[2]
 }
 
 // shownByRE and witnessRE find, in a deviation's shrink state and in an

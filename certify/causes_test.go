@@ -114,7 +114,7 @@ func TestExplainStatusOnlyIsItsOwnLowerCause(t *testing.T) {
 	c = reports.Certification{Requirements: []reports.RequirementResult{fail(certify.ReqLostResponse, "the retry answered 409", stuck...)}}
 	certify.Explain(&c)
 	require.Len(t, c.Causes, 1)
-	assert.Equal(t, certify.ReqLostResponse+"-status-only", c.Causes[0].ID)
+	assert.Equal(t, certify.CauseStatusOnly, c.Causes[0].ID)
 	assert.Equal(t, reports.LosesPayment, c.Causes[0].Severity)
 }
 
@@ -208,4 +208,25 @@ func causesOf(c reports.Certification) ([]string, map[string][]string) {
 		got[k.ID] = append(append([]string{string(k.Severity)}, k.Requirements...), k.Invariants...)
 	}
 	return ids, got
+}
+
+// A replay that kept its charge and changed its status (201, then 200), and
+// every requirement whose answer differs in the status alone, are one
+// cause below a charge twice. Regression (breaker): a loopback provider
+// answering replays 200 got 8 causes, its worst "charges twice" with one
+// charge in its own evidence.
+func TestExplainAStatusOnlyReplayIsOneLowerCause(t *testing.T) {
+	stuck := []models.Exchange{create(`"k1"`, "f1", "r1", 201, "ch_1"), create(`"k1"`, "f1", "r1", 200, "ch_1")}
+	c := reports.Certification{
+		Requirements: []reports.RequirementResult{
+			fail(certify.ReqLostResponse, "the retry answered 200", stuck...),
+			fail(certify.ReqHangUp, "the retry answered 200", stuck...),
+		},
+		Deviations: []reports.Deviation{{Invariant: "replay-consistent", Verdict: reports.Fail,
+			Message: "replay-consistent: order 1 intent 1: one key and body were answered 201 ch_000156, then 200 ch_000156: a completed key answers its first response"}},
+	}
+	certify.Explain(&c)
+	ids, got := causesOf(c)
+	assert.Equal(t, []string{certify.CauseStatusOnly}, ids)
+	assert.Equal(t, []string{"loses or blocks a payment", certify.ReqLostResponse, certify.ReqHangUp, "replay-consistent"}, got[certify.CauseStatusOnly])
 }
