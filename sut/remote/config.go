@@ -56,9 +56,10 @@ type Limits struct {
 	// 20 000, a full run (100 sequences and one deviation shrunk to its end
 	// took 5 208 against refprovider). IDEMCHECK_MAX_REQUESTS.
 	MaxRequests int
-	// MaxCharges bounds the create requests (POST /v1/charges) sent to the
-	// provider: each may charge, so this bounds charges even for a
-	// provider that charges on every request; default 10 000.
+	// MaxCharges bounds the POSTs sent to the provider, creates (POST
+	// /v1/charges) and refunds (POST /v1/refunds): each may move money, so
+	// this bounds charges even for a provider that charges on every
+	// request; default 10 000.
 	// IDEMCHECK_MAX_CHARGES.
 	MaxCharges int
 	// MaxDuration bounds the run's wall-clock time, requests in flight at
