@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -73,5 +74,55 @@ func TestCertifyBaselinedRequirementIsKnown(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "KNOWN reused-key-other-body-refused: known: listed in the baseline") || !strings.Contains(stderr, "idemcheck: KNOWN · requirements (17): ") {
 		t.Errorf("stderr does not show the requirement and the run KNOWN:\n%s", stderr)
+	}
+}
+
+// TestCertifyBaselineOfCausesExitsZero: the page opens with causes, so a
+// baseline may list what it read there. Against replay-new-charge, one
+// run names its causes; the same run with a baseline of those cause ids
+// alone exits 0 (KNOWN), every FAIL that showed them KNOWN and none left
+// unused. Regression (issue 24's Done-when, breaker): cause ids were no
+// baseline entries — the run exited 1 and listed them as unused.
+// (60 checks: seed 1's first 10 leave mismatch-rejected and
+// reconciliation-converges without a subject, INCONCLUSIVE.)
+func TestCertifyBaselineOfCausesExitsZero(t *testing.T) {
+	url := serve(t, "--mutant", "replay-new-charge")
+	dir := t.TempDir()
+	args := []string{"certify", url, "--profile", absProfile(t), "--checks", "60", "--seed", "1", "--concurrency", "1", "--report-dir", filepath.Join(dir, "reports")}
+	code, stdout, stderr := idemcheckIn(t, dir, nil, args...)
+	if code != 1 {
+		t.Fatalf("without a baseline: exit %d, want 1 (FAIL); stderr:\n%s", code, stderr)
+	}
+	var first struct {
+		Causes []struct{ ID string } `json:"causes"`
+	}
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(strings.TrimSpace(stdout)), "certification.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &first)
+	}
+	if err != nil || len(first.Causes) == 0 {
+		t.Fatalf("no causes in certification.json (%v):\n%s", err, b)
+	}
+	var ids []string
+	for _, k := range first.Causes {
+		ids = append(ids, k.ID)
+	}
+	baseline := filepath.Join(dir, "baseline.txt")
+	if err := os.WriteFile(baseline, []byte("# the causes the page named\n"+strings.Join(ids, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr = idemcheckIn(t, dir, nil, append(args, "--baseline", baseline)...)
+	if code != 0 {
+		t.Errorf("with a baseline of the causes %v: exit %d, want 0 (KNOWN); stderr:\n%s", ids, code, stderr)
+	}
+	var again struct {
+		Unused []string `json:"baseline_unused"`
+	}
+	b, err = os.ReadFile(filepath.Join(filepath.Dir(strings.TrimSpace(stdout)), "certification.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &again)
+	}
+	if err != nil || len(again.Unused) > 0 {
+		t.Errorf("baseline_unused %v (%v), want none", again.Unused, err)
 	}
 }

@@ -117,6 +117,36 @@ func (b Baseline) invariant(r reports.InvariantResult) reports.InvariantResult {
 	return r
 }
 
+// causes applies b to c's causes (certify.Explain): a cause whose id it
+// lists makes what shows it KNOWN — its FAIL requirements, its FAIL
+// invariants and their FAIL deviations — each reason prefixed with
+// knownPrefix and the cause named. The page's first entry is a cause, so
+// a team acknowledges what it read there (issue 24: "the same run with a
+// baseline listing those causes exits 0").
+func (b Baseline) causes(c *reports.Certification) {
+	for _, k := range c.Causes {
+		if !slices.Contains(b, k.ID) {
+			continue
+		}
+		known := knownPrefix + "cause " + k.ID + "; "
+		for i := range c.Requirements {
+			if r := &c.Requirements[i]; r.Verdict == reports.Fail && slices.Contains(k.Requirements, r.ID) {
+				r.Verdict, r.Reason = reports.Known, known+r.Reason
+			}
+		}
+		for i := range c.Invariants {
+			if v := &c.Invariants[i]; v.Verdict == reports.Fail && slices.Contains(k.Invariants, v.Name) {
+				v.Verdict, v.Reason = reports.Known, known+v.Reason
+			}
+		}
+		for i := range c.Deviations {
+			if d := &c.Deviations[i]; d.Verdict == reports.Fail && slices.Contains(k.Invariants, d.Invariant) {
+				d.Verdict = reports.Known
+			}
+		}
+	}
+}
+
 // unused are the entries of b that matched nothing in c: no requirement
 // or invariant they turned KNOWN or ACKNOWLEDGED, no KNOWN deviation of
 // their category or invariant.
@@ -132,6 +162,9 @@ func (b Baseline) unused(c reports.Certification) []string {
 		}
 		for _, i := range c.Invariants {
 			used = used || i.Name == e && i.Verdict == reports.Acknowledged
+		}
+		for _, k := range c.Causes {
+			used = used || k.ID == e
 		}
 		if !used && !slices.Contains(out, e) {
 			out = append(out, e)

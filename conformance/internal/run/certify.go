@@ -125,9 +125,10 @@ func Certify(t *testing.T, p Certification) (reports.Certification, reports.Cert
 		cert.Invariants[i] = pcfg.Baseline.invariant(inv) // an INCONCLUSIVE one the baseline lists: ACKNOWLEDGED
 	}
 	cert.Finished, cert.Budgets = time.Now().UTC(), prov.Meter().Budgets()
-	cert.BaselineUnused = pcfg.Baseline.unused(cert)
 	cert.Seed, cert.Rerun = p.Seed, rerunCommand(prov.Config(), p)
-	certify.Explain(&cert) // the failures grouped into causes, worst first; what a cause leaves unjudgeable NOT JUDGED
+	certify.Explain(&cert)      // the failures grouped into causes, worst first; what a cause leaves unjudgeable NOT JUDGED
+	pcfg.Baseline.causes(&cert) // a cause the baseline lists: what shows it KNOWN
+	cert.BaselineUnused = pcfg.Baseline.unused(cert)
 	for _, k := range cert.Causes {
 		_ = progress.Explained(k.ID, k.Explains) // printed FAIL above: stderr and the page agree
 	}
