@@ -80,7 +80,13 @@ var replayInvariants = []string{"replay-consistent", "at-most-one-charge-per-ord
 //     FAIL deviation or invariant no cause explains is its invariant's.
 //
 // KNOWN and other verdicts are not causes. Explain is idempotent.
-func Explain(c *reports.Certification) {
+func Explain(c *reports.Certification) { ExplainShown(c, nil) }
+
+// ExplainShown is Explain knowing, per invariant name, the requirement
+// that shows its violations for the same fault (the run's Shown): a
+// property deviation that names no requirement of its own joins that
+// requirement's cause, as the run's known deviations do.
+func ExplainShown(c *reports.Certification, shown map[string]string) {
 	var causes []*reports.Cause
 	byID := map[string]*reports.Cause{}
 	cause := func(id string, sev reports.Severity, sentence, reason, reproduce string) *reports.Cause {
@@ -144,6 +150,9 @@ func Explain(c *reports.Certification) {
 		}
 		failed[d.Invariant] = true
 		k := ofRequirement[shownByRequirement(d.Minimal)]
+		if k == nil {
+			k = ofRequirement[shown[d.Invariant]]
+		}
 		ofInvariant[d.Invariant] = explainInvariant(d.Invariant, d.Message, d.Replay, replay, byID[CauseDeclinesNotStored], k, cause)
 	}
 	for _, inv := range c.Invariants {

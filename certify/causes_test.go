@@ -230,3 +230,19 @@ func TestExplainAStatusOnlyReplayIsOneLowerCause(t *testing.T) {
 	assert.Equal(t, []string{certify.CauseStatusOnly}, ids)
 	assert.Equal(t, []string{"loses or blocks a payment", certify.ReqLostResponse, certify.ReqHangUp, "replay-consistent"}, got[certify.CauseStatusOnly])
 }
+
+// A property deviation the run shrank to its end (found before the
+// requirement's FAIL could make it known, or in another lane) still
+// joins the cause of the requirement that shows its invariant.
+func TestExplainShownJoinsAShrunkDeviation(t *testing.T) {
+	c := reports.Certification{
+		Requirements: []reports.RequirementResult{fail(certify.ReqConcurrent, "3 concurrent requests with one key: 3 charges",
+			create(`"c"`, "fc", "rc", 201, "ch_6"), create(`"c"`, "fc", "rc", 201, "ch_7"))},
+		Deviations: []reports.Deviation{{Invariant: "replay-consistent", Verdict: reports.Fail, Minimal: "minimal",
+			Message: "replay-consistent: order 1 intent 1: one key and body were answered 201 ch_000251, then 201 ch_000250"}},
+	}
+	certify.ExplainShown(&c, map[string]string{"replay-consistent": certify.ReqConcurrent})
+	ids, got := causesOf(c)
+	assert.Equal(t, []string{certify.CauseNoInflightLock}, ids)
+	assert.Equal(t, []string{"charges twice", certify.ReqConcurrent, "replay-consistent"}, got[certify.CauseNoInflightLock])
+}

@@ -126,8 +126,8 @@ func Certify(t *testing.T, p Certification) (reports.Certification, reports.Cert
 	}
 	cert.Finished, cert.Budgets = time.Now().UTC(), prov.Meter().Budgets()
 	cert.Seed, cert.Rerun = p.Seed, rerunCommand(prov.Config(), p)
-	certify.Explain(&cert)      // the failures grouped into causes, worst first; what a cause leaves unjudgeable NOT JUDGED
-	pcfg.Baseline.causes(&cert) // a cause the baseline lists: what shows it KNOWN
+	certify.ExplainShown(&cert, pcfg.Shown) // the failures grouped into causes, worst first; what a cause leaves unjudgeable NOT JUDGED
+	pcfg.Baseline.causes(&cert)             // a cause the baseline lists: what shows it KNOWN
 	cert.BaselineUnused = pcfg.Baseline.unused(cert)
 	for _, k := range cert.Causes {
 		_ = progress.Explained(k.ID, k.Explains) // printed FAIL above: stderr and the page agree
