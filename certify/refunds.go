@@ -104,11 +104,6 @@ func checkRefundReplay(r *runner) (verdict, string, error) {
 	if err != nil {
 		return inc, "", err
 	}
-	if again.transient() {
-		// a busy or failing provider (429, a 5xx, no answer): transient,
-		// no verdict on the refund's key (docs/profiles.md)
-		return inc, fmt.Sprintf("the refund retried with its key answered %s: transient, not a verdict", again.short()), nil
-	}
 	if !same(first, again) {
 		return fail, fmt.Sprintf("a refund retried with its key and body answered %s, not the first refund %s", again.short(), first.short()), nil
 	}
