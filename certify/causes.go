@@ -28,7 +28,7 @@ const CauseNoInflightLock = "no-inflight-lock"
 // needsReplay are the requirements whose judgement needs a working
 // replay (they compare a probe's answer with the replay of the first
 // create): with CauseReplayChargesAgain they are NOT JUDGED because of it.
-var needsReplay = []string{ReqQuotedKey, ReqShapes, ReqRetention, ReqReplayMarked}
+var needsReplay = []string{ReqQuotedKey, ReqShapes, ReqRetention, ReqReplayMarked, ReqStrayHeaders}
 
 // severityOf is the severity of a requirement's FAIL when its evidence
 // shows what the requirement guards against; a requirement not listed is
@@ -41,7 +41,8 @@ var severityOf = map[string]reports.Severity{
 	ReqRefundReplay: reports.ChargesTwice, ReqDeclinedKey: reports.ChargesTwice,
 	ReqCrossAccount: reports.LosesPayment, ReqEndpointScope: reports.LosesPayment,
 	ReqQuotedKey: reports.FormatOnly, ReqMissingKey: reports.FormatOnly, ReqReplayMarked: reports.FormatOnly,
-	ReqProblemDetails: reports.FormatOnly,
+	ReqProblemDetails: reports.FormatOnly, ReqMalformedKey: reports.FormatOnly, // issue 25: empty-key, long-key and key-blocked lose or block a payment
+	ReqSlowRequest: reports.ChargesTwice, ReqInflightHint: reports.FormatOnly, ReqBodyLimit: reports.FormatOnly,
 }
 
 // invariantSeverity is the severity of a deviation of an invariant that

@@ -24,6 +24,8 @@ func TestCertify_ReferenceProviderPasses(t *testing.T) {
 		switch r.ID {
 		case certify.ReqCrossAccount:
 			assert.Equal(t, reports.NotJudged, r.Verdict, "no second key was given")
+		case certify.ReqSlowCreate, certify.ReqRestartHeld, certify.ReqRestartOnce, certify.ReqOutageRefused, certify.ReqOutageReplayed:
+			assert.Equal(t, reports.NotJudged, r.Verdict, "no lifecycle hook nor lease was given: %s", r.Reason)
 		default:
 			assert.Equal(t, reports.Pass, r.Verdict, "%s: %s", r.ID, r.Reason)
 		}

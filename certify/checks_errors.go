@@ -3,6 +3,7 @@ package certify
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 
@@ -29,9 +30,9 @@ func headerRequirements() []Requirement {
 			Source: "profile: replay_header; not in draft-ietf-httpapi-idempotency-key-header (a MAY of common practice)", against: replayHeaderClaim,
 			cost: cost{2, 2}, check: checkReplayMarked},
 		{ID: ReqProblemDetails, Level: reports.LevelShould,
-			Title:  "The 400, 409 and 422 answers are problem details (RFC 9457: application/problem+json with a title and the status; type absent means about:blank), in the reference dialect.",
+			Title:  "Error answers are problem details (RFC 9457: application/problem+json with a title and the status; type absent means about:blank), in the reference dialect: the 400, 409, 422 and 404 this requirement provokes, by their bodies, and every other 4xx or 5xx (402 aside) the run has seen so far, by their Content-Type.",
 			Source: "draft-ietf-httpapi-idempotency-key-header §2.7 (error scenarios, problem details); RFC 9457 §3; docs/provider-api.md", against: draft,
-			cost: cost{6, 5}, check: checkProblemDetails},
+			cost: cost{7, 5}, check: checkProblemDetails},
 		{ID: ReqDeclinedKey, Level: reports.LevelMust,
 			Title:  "Another card under a declined key charges nothing: the stored 402 is replayed or 422 answered.",
 			Source: "draft-ietf-httpapi-idempotency-key-header §2.7 (the server MUST fail a request that was not corrected); §2.5; docs/provider-api.md", against: draft,
@@ -147,13 +148,45 @@ func checkProblemDetails(r *runner) (verdict, string, error) {
 	for _, a := range as {
 		judge("a request while its key was in flight", a, 409)
 	}
+	nf, err := r.sendRawKey(http.MethodGet, unknownPath, "", nil, 0)
+	if err != nil {
+		return inc, "", err
+	}
+	judge("a request for an unknown path", nf, 404)
+	others, why := r.otherErrors()
+	failed = appendWhy(failed, why)
 	if len(failed) > 0 {
 		return fail, strings.Join(failed, "; "), nil
 	}
-	if len(seen) == 0 {
-		return inc, "no 400, 409 or 422 was answered to look at", nil
+	if len(seen) == 0 && others == 0 {
+		return inc, "no error answer (4xx but 402, 5xx) was answered to look at", nil
 	}
-	return pass, "looked at " + strings.Join(seen, ", "), nil
+	return pass, fmt.Sprintf("looked at %s; and %d error answers of other requirements by their Content-Type", strings.Join(seen, ", "), others), nil
+}
+
+// otherErrors judges, by Content-Type, every error answer (a 4xx but 402,
+// a 5xx) the provider gave before this requirement started: how many it
+// looked at, and why they are not problem details ("" if they are). The
+// first three that are not join the requirement's evidence (r.prior).
+func (r *runner) otherErrors() (int, string) {
+	n, bad := 0, map[string]int{}
+	for _, e := range r.hist.Snapshot().Exchanges[:r.start] {
+		if !e.Forwarded || !e.ProviderDone || e.ProviderStatus < 400 || e.ProviderStatus == 402 {
+			continue // the proxy's own faults, successes, declines
+		}
+		n++
+		if e.ProviderHeaders.IsProblem() {
+			continue
+		}
+		if len(r.prior) < 3 {
+			r.prior = append(r.prior, e)
+		}
+		bad[fmt.Sprintf("%d %s (Content-Type %q)", e.ProviderStatus, e.Method, e.ProviderHeaders.ContentType)]++
+	}
+	if len(bad) == 0 {
+		return n, ""
+	}
+	return n, fmt.Sprintf("error answers of other requirements are not %s: %s", models.ProblemContentType, reports.Tally(bad))
 }
 
 func checkDeclinedKey(r *runner) (verdict, string, error) {

@@ -49,8 +49,12 @@ type runner struct {
 	// retention requirement's re-send at the end of the run): afford
 	// counts it as spent. Written between requirements only.
 	reserved cost
+	life     *lifecycle // the lifecycle hooks' runs (lifecycle.go)
 	mu       sync.Mutex // guards op
 	op       int
+	// lag waits out the profile's lookup_lag after creates
+	// (settleLookups); nil when the profile publishes none.
+	lag *remote.LagGate
 }
 
 // errBudget marks a requirement stopped by a budget: its verdict is
@@ -256,6 +260,9 @@ func (r *runner) find(ref string) ([]models.Charge, error) {
 	if err := r.afford(1, 0); err != nil {
 		return nil, err
 	}
+	if err := r.settleLookups(); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(r.ctx, r.opts.RequestTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.proxy.URL+"/v1/charges?merchant_reference="+ref, nil)
@@ -324,6 +331,22 @@ func (r *runner) settle(keyHeader string, body models.ChargeRequest) (answer, in
 }
 
 // pause waits d or until ctx ends (then its error).
+// settleLookups waits, before a lookup by reference, for the profile's
+// lookup_lag (none by default) to pass when a create was forwarded to the
+// provider since the last lookup (remote.LagGate): a requirement that
+// counts charges must not read the lag as a missing charge (issue 28).
+// Each lookup after a create then costs the lag; the duration budget
+// bounds the waits (a spent budget: INCONCLUSIVE).
+func (r *runner) settleLookups() error {
+	if r.lag == nil {
+		return nil
+	}
+	if err := r.lag.Wait(r.ctx); err != nil {
+		return r.spent()
+	}
+	return nil
+}
+
 func pause(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()

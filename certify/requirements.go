@@ -24,6 +24,10 @@ type Requirement struct {
 	// starts: a requirement that does not fit sends nothing).
 	cost  cost
 	check func(*runner) (reports.Verdict, string, error)
+	// ownVerdicts: the requirement's 5xx and missing answers are its
+	// evidence (a provider that answers 500 while its store is down), not
+	// a transient no-verdict (lifecycle.go).
+	ownVerdicts bool
 }
 
 type cost struct{ requests, posts int }
@@ -65,9 +69,9 @@ func Requirements() []Requirement {
 		{ID: ReqMismatch, Level: reports.LevelShould, Title: "The same key with another amount, currency or card is refused (422 in PROVIDER_API, the profile's status on the wire) and charges nothing.",
 			Source: "draft-ietf-httpapi-idempotency-key-header §2.5, §2.6; profile: statuses.mismatch", against: draft,
 			cost: cost{5, 4}, check: checkMismatch},
-		{ID: ReqMissingKey, Level: reports.LevelProfile, Title: "A create without an Idempotency-Key is refused with 400 and charges nothing, when the profile says keys are required.",
+		{ID: ReqMissingKey, Level: reports.LevelProfile, Title: "A create without an Idempotency-Key is refused with 400 and charges nothing, when the profile says keys are required; when it does not, NOT OFFERED, with how many times a keyless create and its retry charged.",
 			Source: "profile: key_required; draft-ietf-httpapi-idempotency-key-header §2.6 (400)", against: profile,
-			cost: cost{2, 1}, check: checkMissingKey},
+			cost: cost{3, 2}, check: checkMissingKey},
 		{ID: ReqConcurrent, Level: reports.LevelMust, Title: "Concurrent requests with one key charge at most once; the others get 409 or the replay (judged by linearizability against models.Spec).",
 			Source: "draft-ietf-httpapi-idempotency-key-header §2.6 (409 while in flight); seed article 004 (in-flight lock)", against: draft,
 			cost: cost{-1, -1}, check: checkConcurrent},
@@ -92,7 +96,7 @@ func Requirements() []Requirement {
 		{ID: ReqCrossAccount, Level: reports.LevelShould, Title: "A key used by one account is neither replayed to another nor blocks it (409, 422): the second account gets a charge of its own (needs a second API key).",
 			Source: "draft-ietf-httpapi-idempotency-key-header §2 (a key is unique per client), §5 (the cache key includes client-specific attributes)", against: draft,
 			cost: cost{2, 2}, check: checkCrossAccount},
-	}, append(refundRequirements(), headerRequirements()...)...) // refunds.go, checks_errors.go
+	}, append(append(append(append(refundRequirements(), keyRequirements()...), headerRequirements()...), edgeRequirements()...), lifecycleRequirements()...)...) // refunds.go, keyedges.go, checks_errors.go, edges.go, lifecycle.go
 }
 
 // costOf is req's cost under opts (the concurrency requirement's depends

@@ -30,6 +30,10 @@ type shop struct {
 	// auth, when set, is the Authorization header of every request (an
 	// SDK always authenticates).
 	auth string
+	// describe, when set, is the charge description of an order: a body
+	// format of the shop's own (bodyformat_test.go); nil: "Bookstore
+	// order N", the reference client's.
+	describe func(order int64) string
 
 	mu       sync.Mutex // guards everything below
 	orders   map[int64]*models.Order
@@ -76,7 +80,7 @@ func (s *shop) Checkout(ctx context.Context, o checkout.Order, token string) che
 	}
 	a.LastSentAt = s.env.Now() // stored before the send, like the key
 	req := models.ChargeRequest{Amount: a.Amount, Currency: a.Currency, Source: token,
-		Description: fmt.Sprintf("Bookstore order %d", o.ID), MerchantReference: a.Reference()}
+		Description: s.description(o.ID), MerchantReference: a.Reference()}
 	key := a.IdempotencyKey
 	s.mu.Unlock()
 
@@ -106,6 +110,14 @@ func (s *shop) Checkout(ctx context.Context, o checkout.Order, token string) che
 		return checkout.Result{Outcome: checkout.Pending}
 	}
 	return checkout.Result{Outcome: checkout.Failed} // 429/503 only: nothing charged; the key is kept
+}
+
+// description is the charge description of order (describe).
+func (s *shop) description(order int64) string {
+	if s.describe != nil {
+		return s.describe(order)
+	}
+	return fmt.Sprintf("Bookstore order %d", order)
 }
 
 // send posts req under key, up to three tries a second apart, and returns

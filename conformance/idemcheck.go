@@ -100,6 +100,12 @@ type Provider struct {
 	// StopCause, when set, names what closed Stop ("SIGINT"), for that
 	// reason: "the run was interrupted (SIGINT)"; default nil (unnamed).
 	StopCause func() string
+	// Hooks are the provider team's lifecycle commands (restart, store
+	// down, store up; remote.Hooks), each run as an argv without a shell,
+	// bounded by its timeout; a field set here is over IDEMCHECK_HOOK_*,
+	// which is over the profile's lifecycle.hooks. None given: the
+	// lifecycle requirements are NOT JUDGED (docs/providers.md).
+	Hooks remote.Hooks
 }
 
 // Budgets bound a certification run: it stops with INCONCLUSIVE verdicts
@@ -201,6 +207,7 @@ func (p Provider) remoteConfig() (remote.Config, error) {
 	if p.Concurrency > MaxConcurrency {
 		return rc, fmt.Errorf("conformance: Provider.Concurrency %d is above MaxConcurrency (%d)", p.Concurrency, MaxConcurrency)
 	}
+	rc.Hooks = rc.Hooks.Over(p.Hooks)
 	if p.Budgets.Requests > 0 {
 		rc.Limits.MaxRequests = p.Budgets.Requests
 	}

@@ -24,6 +24,16 @@ var updateMutantsDoc = flag.Bool("update-mutants-doc", false, "rewrite docs/muta
 // matrixSeeds are the fixed rapid seeds of the kill matrix.
 var matrixSeeds = []string{"1", "2", "3", "4", "5"}
 
+// minimumShownBy names, for a mutant with a LocalMinimum that none of the
+// matrix seeds shrinks to, the test that shows its documented minimum
+// instead (a sequence of exactly MinSteps breaking its invariant, none
+// shorter). The matrix then asks the minimum on no seed, and still never
+// below it. key-per-order: 3 steps on the 5 seeds, and on 24 of 24 seeds
+// (1-24) since checkout-while-reconciling and the key-shape draw came in.
+var minimumShownBy = map[string]string{
+	"key-per-order": "conformance/internal/run TestKeyPerOrder_MinimumIsADoubleClick",
+}
+
 // kill is what one mutant run under one seed showed.
 type kill struct {
 	failed    bool
@@ -44,11 +54,23 @@ var matrixEnv = []string{"RAPID_STEPS=15", "RAPID_CHECKS=300", "GOGC=400"}
 // an in-memory one, and the documented minimum is reached well within it.
 const storeShrinkTime = "RAPID_SHRINKTIME=8s"
 
+// reachEnv is the rapid budget of the reach column (issue 28): the
+// defaults a user runs with, 100 checks of rapid's default 30 steps, and
+// shrinking bounded (the column counts checks to detect, not the shrunk
+// length; the invariant a failure is reported on stays the one it was
+// found on, since rapid keeps only shrinks that fail alike).
+var reachEnv = []string{"RAPID_CHECKS=100", "RAPID_SHRINKTIME=2s", "GOGC=400"}
+
 // runMutant runs the main job against mutant name ("" for the reference)
 // under seed in a child process and reads what it reported.
 func runMutant(t *testing.T, name, seed string) kill {
+	return runMutantWith(t, name, seed, matrixEnv)
+}
+
+// runMutantWith is runMutant under the rapid budget budget.
+func runMutantWith(t *testing.T, name, seed string, budget []string) kill {
 	t.Helper()
-	env := append([]string{"IDEMCHECK_MUTANT=" + name}, matrixEnv...)
+	env := append([]string{"IDEMCHECK_MUTANT=" + name}, budget...)
 	if m, err := mutants.Lookup(name); err == nil && m.ClientStore != "" {
 		env = append(env, storeShrinkTime)
 	}
@@ -90,10 +112,14 @@ func readKill(t *testing.T, sub, out string, failed bool, dir string) kill {
 func TestMutantMatrix(t *testing.T) {
 	var mu sync.Mutex
 	results := map[string][]kill{}
+	reaches := map[string]string{}
 	t.Run("run", func(t *testing.T) {
 		for _, m := range mutants.All() {
 			if m.RedisStore != nil {
 				continue // in real time: TestMutantMatrix/run/redis-store
+			}
+			if m.Invariant == "" {
+				continue // no sequence meets it: certify/probe_mutants_test.go fails its Requirement
 			}
 			t.Run(m.Name, func(t *testing.T) {
 				t.Parallel()
@@ -112,9 +138,24 @@ func TestMutantMatrix(t *testing.T) {
 					// ("flaky test"), as for the redis- rows.
 					exact = 1
 				}
-				judgeKills(t, m, matrixSeeds, ks, len(matrixSeeds), exact)
+				if _, ok := minimumShownBy[m.Name]; ok {
+					exact = 0 // no matrix seed reaches it; the named test shows it
+				}
+				byInvariant := len(matrixSeeds)
+				if m.Consequence != "" {
+					// Measured under load (six runs at once on 2 cores): seed 3
+					// first meets the overwritten attempt's second charge,
+					// the other seeds books-balance, as unloaded.
+					byInvariant--
+				}
+				judgeKills(t, m, matrixSeeds, ks, byInvariant, exact)
+				var r string
+				if *updateMutantsDoc { // the reach column: measured when the doc is regenerated
+					r = measureReach(t, m)
+				}
 				mu.Lock()
 				results[m.Name] = ks
+				reaches[m.Name] = r
 				mu.Unlock()
 			})
 		}
@@ -138,7 +179,7 @@ func TestMutantMatrix(t *testing.T) {
 	}
 	path := filepath.Join("..", "docs", "mutants.md")
 	if *updateMutantsDoc {
-		require.NoError(t, os.WriteFile(path, []byte(mutantsDoc(measured(results))), 0o644))
+		require.NoError(t, os.WriteFile(path, []byte(mutantsDoc(measured(results, reaches))), 0o644))
 	}
 	committed, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -153,7 +194,7 @@ func TestMutantMatrix(t *testing.T) {
 // invariant first on the rest, only where byInvariant allows it), never
 // below its documented minimum, and exactly at it on at least exact
 // seeds.
-func judgeKills(t *testing.T, m mutants.Mutant, seeds []string, ks []kill, byInvariant, exact int) {
+func judgeKills(t judge, m mutants.Mutant, seeds []string, ks []kill, byInvariant, exact int) {
 	t.Helper()
 	n, by := 0, 0
 	var others []string
@@ -164,7 +205,9 @@ func judgeKills(t *testing.T, m mutants.Mutant, seeds []string, ks []kill, byInv
 		}
 		if k.invariant != m.Invariant {
 			others = append(others, fmt.Sprintf("seed %s: %s", seed, k.invariant))
-			if byInvariant == len(seeds) {
+			if m.Consequence != "" {
+				assert.Equal(t, m.Consequence, k.invariant, "%s seed %s: first violated invariant, neither %s nor its consequence", m.Name, seed, m.Invariant)
+			} else if byInvariant == len(seeds) {
 				assert.Equal(t, m.Invariant, k.invariant, "%s seed %s: first violated invariant", m.Name, seed)
 			}
 			continue
@@ -181,11 +224,19 @@ func judgeKills(t *testing.T, m mutants.Mutant, seeds []string, ks []kill, byInv
 	assert.GreaterOrEqual(t, by, byInvariant, "%s: first broke its documented invariant %s on %d of %d seeds (%s)", m.Name, m.Invariant, by, len(seeds), strings.Join(others, "; "))
 }
 
-// measure is a mutant's measured cells: shortest shrunk sequence over the
-// seeds, and the median checks to detect.
-type measure struct{ shortest, checks string }
+// judge is what judgeKills needs of a *testing.T.
+type judge interface {
+	assert.TestingT
+	Helper()
+	Logf(format string, args ...any)
+}
 
-func measured(results map[string][]kill) map[string]measure {
+// measure is a mutant's measured cells: shortest shrunk sequence over the
+// seeds, the median checks to detect, and its reach at default settings
+// (measureReach).
+type measure struct{ shortest, checks, reach string }
+
+func measured(results map[string][]kill, reaches map[string]string) map[string]measure {
 	out := map[string]measure{}
 	for name, ks := range results {
 		shortest, checks := 0, []int{}
@@ -196,18 +247,22 @@ func measured(results map[string][]kill) map[string]measure {
 			checks = append(checks, k.checks)
 		}
 		sort.Ints(checks)
-		out[name] = measure{strconv.Itoa(shortest), strconv.Itoa(checks[len(checks)/2])}
+		reach := reaches[name]
+		if reach == "" {
+			reach = noReach // the redis- rows (real time): their matrix run is at 100 checks
+		}
+		out[name] = measure{strconv.Itoa(shortest), strconv.Itoa(checks[len(checks)/2]), reach}
 	}
 	return out
 }
 
-var docRow = regexp.MustCompile("(?m)^\\| `([a-z0-9-]+)` \\|.*\\| (\\d+|\\?) \\| (\\d+|\\?) \\| [^|]* \\|$")
+var docRow = regexp.MustCompile("(?m)^\\| `([a-z0-9-]+)` \\|.*\\| (\\d+|\\?) \\| (\\d+|\\?) \\| ([0-9]+ of [0-9]+, at most [0-9]+|[0-9]+ of [0-9]+|\\?|" + noReach + ") \\| [^|]* \\|$")
 
 // committedMeasures reads the measured cells back from a committed doc.
 func committedMeasures(doc string) map[string]measure {
 	out := map[string]measure{}
 	for _, m := range docRow.FindAllStringSubmatch(doc, -1) {
-		out[m[1]] = measure{m[2], m[3]}
+		out[m[1]] = measure{m[2], m[3], m[4]}
 	}
 	return out
 }
@@ -229,18 +284,42 @@ func mutantsDoc(ms map[string]measure) string {
 	b.WriteString("documented minimum; they need not reach it (shrinking in real time is bounded, and a\n")
 	b.WriteString("failure may hang on how long steps took). The reference on Redis passes the same seeds. *Steps* are shopper steps, the\n")
 	b.WriteString("drawn fault schedule aside; *shortest found* is over the seeds; *checks to detect* is the\n")
-	b.WriteString("median number of random sequences rapid ran until the first failure.\n\n")
-	b.WriteString("| mutant | side | what is broken | invariant | documented minimum | shortest found | checks to detect | fault class |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("median number of random sequences rapid ran until the first failure.\n")
+	fmt.Fprintf(&b, "*Caught at default settings* is the reach a user gets: on how many of seeds %s the mutant failed on its\n", strings.Join(matrixSeeds, ", "))
+	fmt.Fprintf(&b, "invariant with %s and rapid's default 30 steps, and the most checks it took (at most 100);\n", reachEnv[0])
+	b.WriteString("`make mutants-doc` measures it (CI checks the committed column: at least 4 of 5 for every row);\n")
+	b.WriteString("the `redis-` rows (" + noReach + ") are measured by their own run above, at 100 checks, on every seed.\n\n")
+	b.WriteString("| mutant | side | what is broken | invariant | documented minimum | shortest found | checks to detect | caught at default settings | fault class |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
 	for _, m := range mutants.All() {
+		if m.Invariant == "" {
+			continue // listed below, with its requirement
+		}
 		me, ok := ms[m.Name]
 		if !ok {
-			me = measure{"?", "?"}
+			me = measure{"?", "?", "?"}
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | `%s` | %d | %s | %s | %s |\n",
-			m.Name, m.Side, m.Description, m.Invariant, m.MinSteps, me.shortest, me.checks, m.Class)
+		fmt.Fprintf(&b, "| `%s` | %s | %s | `%s` | %d | %s | %s | %s | %s |\n",
+			m.Name, m.Side, m.Description, m.Invariant, m.MinSteps, me.shortest, me.checks, me.reach, m.Class)
 	}
 	first := true
+	for _, m := range mutants.All() {
+		if m.Invariant != "" {
+			continue
+		}
+		if first {
+			b.WriteString("\nMutants no shopper sequence meets (their bug needs a request the reference client never\n")
+			b.WriteString("sends: an empty or malformed key, an unknown path, an unparsable or large body, a keyed lookup,\n")
+			b.WriteString("a stray header): not rows of the matrix; the certification\n")
+			b.WriteString("FAILs the requirement named against each (`certify/probe_mutants_test.go`,\n")
+			b.WriteString("`TestCertify_EdgeMutantsFailTheirRequirement`).\n\n")
+			b.WriteString("| mutant | side | what is broken | requirement | fault class |\n")
+			b.WriteString("|---|---|---|---|---|\n")
+			first = false
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | `%s` | %s |\n", m.Name, m.Side, m.Description, m.Requirement, m.Class)
+	}
+	first = true
 	for _, m := range mutants.All() {
 		if m.LocalMinimum == "" {
 			continue

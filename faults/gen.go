@@ -43,9 +43,26 @@ var generated = []Kind{
 // they vary.
 var variants = map[Kind]Kind{KindLoseResponse: KindHangUp, KindDropRequest: KindOutage}
 
+// macros are the compound faults drawn in place of slow processing, by a
+// draw of their own after the kind (issue 28): 2 of its 5 values pick
+// one, so each is about a tenth of the slow processing drawn, a request in
+// a few dozen. Drawn independently per request, "charged, then every later
+// try timed out" needed 138–996 checks; as one fault it is met in a few.
+// They come with the variants (not in real time, faults.PlainScheduleGen).
+var macros = []Kind{KindChargedThenUnreachable, KindSlowPastTotal}
+
+// macroFor is the kind slow processing stands for after its macro draw m.
+func macroFor(m int) Kind {
+	if m >= 3 {
+		return macros[m-3]
+	}
+	return KindSlowProcessing
+}
+
 // Gen draws one fault: about half the time pass, otherwise one of the
 // kinds (or its variant: hang-up for lose-response, outage for
-// drop-request) with its parameters (a delay from delays, slow processing from
+// drop-request; or a macro for slow processing: charged-then-unreachable,
+// slow-past-total) with its parameters (a delay from delays, slow processing from
 // slowness, Retry-After 1–3 s). It shrinks toward pass, and toward the kinds listed
 // first in generated.
 func Gen() *rapid.Generator[Fault] { return genFrom(generated, variants) }
@@ -71,6 +88,8 @@ var (
 	retryAfterGen = rapid.IntRange(1, 3)
 	delayGen      = rapid.SampledFrom(delays)
 	slowGen       = rapid.SampledFrom(slowness)
+	macroGen      = rapid.IntRange(0, 4)
+	restartGen    = rapid.SampledFrom(restartAfter)
 )
 
 func genFrom(generated []Kind, variants map[Kind]Kind) *rapid.Generator[Fault] {
@@ -83,14 +102,23 @@ func genFrom(generated []Kind, variants map[Kind]Kind) *rapid.Generator[Fault] {
 		if v, ok := variants[k]; ok && variantGen.Draw(t, "variant") == 2 {
 			k = v
 		}
+		if k == KindSlowProcessing && variants != nil {
+			k = macroFor(macroGen.Draw(t, "macro"))
+		}
 		f := Fault{Kind: k}
 		switch k {
 		case KindDelay:
 			f.Delay = delayGen.Draw(t, "delay") + delayOffset
 		case KindSlowProcessing:
 			f.Delay = slowGen.Draw(t, "slow") + slowOffset
+		case KindChargedThenUnreachable:
+			f.Delay = ChargedThenUnreachableDelay
+		case KindSlowPastTotal:
+			f.Delay = SlowPastTotalDelay
 		case KindStatus429:
 			f.RetryAfter = retryAfterGen.Draw(t, "retry_after_s")
+		case KindProviderRestart:
+			f.Delay = restartGen.Draw(t, "restart_after")
 		case KindHangUp:
 			f.Delay = HangUpAfter + delayOffset // in process the client hangs up once processing starts
 		}
@@ -134,6 +162,27 @@ func ScheduleGen(maxLen int) *rapid.Generator[[]Fault] {
 // requirement hang-up-settled tests a hang-up through the proxy.
 func PlainScheduleGen(maxLen int) *rapid.Generator[[]Fault] {
 	return scheduleOf("plain", maxLen, func() *rapid.Generator[Fault] { return genFrom(generated, nil) })
+}
+
+// LifecycleScheduleGen is PlainScheduleGen against a URL whose hooks are
+// given: it also draws KindProviderRestart (restart) and KindStoreOutage
+// (outage: both store hooks), second and third after the transient 503 as
+// StoreGen draws the in-process store faults, so that a short run meets
+// them. Without either it is PlainScheduleGen, draw for draw.
+func LifecycleScheduleGen(maxLen int, restart, outage bool) *rapid.Generator[[]Fault] {
+	if !restart && !outage {
+		return PlainScheduleGen(maxLen)
+	}
+	kinds := []Kind{generated[0]}
+	which := "lifecycle"
+	if outage {
+		kinds, which = append(kinds, KindStoreOutage), which+"+outage"
+	}
+	if restart {
+		kinds, which = append(kinds, KindProviderRestart), which+"+restart"
+	}
+	kinds = append(kinds, generated[1:]...)
+	return scheduleOf(which, maxLen, func() *rapid.Generator[Fault] { return genFrom(kinds, nil) })
 }
 
 // StoreScheduleGen is ScheduleGen drawing from StoreGen.

@@ -34,6 +34,12 @@ func requireWellFormed(t require.TestingT, f faults.Fault) {
 		require.Equal(t, 617*time.Microsecond, f.Delay%time.Millisecond, "slow processing %s is not off the round values", f.Delay)
 	case faults.KindHangUp:
 		require.Equal(t, faults.HangUpAfter+313*time.Microsecond, f.Delay)
+	case faults.KindChargedThenUnreachable:
+		require.Equal(t, faults.ChargedThenUnreachableDelay, f.Delay)
+		require.Equal(t, 617*time.Microsecond, f.Delay%time.Millisecond)
+	case faults.KindSlowPastTotal:
+		require.Equal(t, faults.SlowPastTotalDelay, f.Delay)
+		require.Equal(t, 617*time.Microsecond, f.Delay%time.Millisecond)
 	default:
 		require.Zero(t, f.Delay)
 	}
@@ -72,14 +78,14 @@ func TestGen_ReachesEveryKind(t *testing.T) {
 		seen[faults.Gen().Example(i).Kind]++
 	}
 	for _, k := range faults.Kinds() {
-		if k == faults.KindHold || k == faults.KindStoreDown || k == faults.KindProviderCrash {
-			assert.Zero(t, seen[k], "hold is placed, store-down drawn by StoreGen only")
+		if k == faults.KindHold || k == faults.KindStoreDown || k == faults.KindProviderCrash || k == faults.KindProviderRestart || k == faults.KindStoreOutage || k == faults.KindLookupLag {
+			assert.Zero(t, seen[k], "hold is placed, store-down drawn by StoreGen only, the lifecycle kinds by LifecycleScheduleGen only, lookup-lag once per sequence by the machine (LookupLagFor)")
 			continue
 		}
 		assert.Positive(t, seen[k], "kind %s never drawn in %d examples", k, n)
 	}
 	assert.Greater(t, seen[faults.KindPass], n/4)
-	assert.Len(t, seen, len(faults.Kinds())-3)
+	assert.Len(t, seen, len(faults.Kinds())-6)
 }
 
 // StoreGen draws store-down and provider-crash too.

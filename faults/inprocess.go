@@ -2,11 +2,13 @@ package faults
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"time"
 
+	"github.com/idemcheck/idemcheck/internal/stackgrow"
 	"github.com/idemcheck/idemcheck/models"
 )
 
@@ -44,6 +46,9 @@ type reqState struct {
 	once   sync.Once
 	delay  time.Duration
 	in     *InProcess
+	hang   *hangUp            // the client's scheduled hang-up, or nil
+	client context.Context    // the client's request context
+	cancel context.CancelFunc // cancels the provider's context
 }
 
 func (p *InProcess) now() time.Time {
@@ -55,14 +60,21 @@ func (p *InProcess) now() time.Time {
 
 // RoundTrip hands req to the provider and returns its response, or the
 // client context's error if the client gives up first.
+//
+// When the client cannot give up before the provider has answered (its
+// context's deadline is after the processing delay, and no hang-up is
+// scheduled), the handler runs on the caller's goroutine: no goroutine
+// and no hand-off per exchange (issue 29). Otherwise it runs on a
+// goroutine of its own, which outlives the client's wait.
 func (p *InProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 	st := &reqState{paused: make(chan struct{}), delay: p.Processing + ExtraProcessing(req.Context()), in: p}
 	// The provider must not see the client's cancellation, only its values,
 	// except when the client hangs up (KindHangUp) while it processes:
 	// then its context is cancelled with the client's once processing has
 	// started (a hang-up before that is a client that gave up early).
-	hang := hangUpFrom(req.Context())
+	st.hang = hangUpFrom(req.Context())
 	pbase, pcancel := context.WithCancel(context.WithoutCancel(req.Context()))
+	st.client, st.cancel = req.Context(), pcancel
 	pctx := context.WithValue(pbase, stateKey{}, st)
 	// A shallow copy: neither a RoundTripper nor a handler may change the
 	// request (net/http's contracts), so its header map is shared, not
@@ -70,42 +82,83 @@ func (p *InProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 	preq := req.WithContext(pctx)
 	id := exchangeFrom(req.Context())
 
-	finished := make(chan *http.Response, 1)
 	p.mu.Lock()
 	p.record(id, func(e *models.Exchange, seq int) { e.ArrivalSeq, e.ArrivedAt = seq, p.now() })
-	go func() {
-		defer pcancel()
-		rec := httptest.NewRecorder()
-		p.Handler.ServeHTTP(rec, preq)
-		resp := rec.Result()
-		body := rec.Body.Bytes()
-		p.record(id, func(e *models.Exchange, seq int) {
-			e.ProviderDone, e.ProviderSeq, e.ProviderDoneAt = true, seq, p.now()
-			e.ProviderStatus = resp.StatusCode
-			e.ProviderBodyDigest = models.BodyDigest(body)
-			e.ProviderHeaders = models.HeadersOf(resp.Header, "")
-			e.ProviderChargeID = chargeIDIn(p.Dialect, resp.StatusCode, body)
-			e.ProviderForeign = !models.OfDialect(*e, resp.StatusCode, body)
-		})
-		p.mu.Unlock() // held since arrival, or retaken by BeforeCommit
-		finished <- resp
-	}()
-	select {
-	case <-st.paused:
-		p.mu.Unlock() // the handler retakes it in BeforeCommit
-		if hang != nil {
-			context.AfterFunc(req.Context(), pcancel) // the provider sees the hang-up
-			hang.started()                            // the client hangs up now, while the provider processes
+	if st.answersInTime() {
+		resp := p.serve(id, preq)
+		pcancel()
+		if err := req.Context().Err(); err != nil { // cancelled, not by its deadline
+			_ = resp.Body.Close()
+			return nil, err
 		}
-	case resp := <-finished:
 		return respond(req, resp)
 	}
+	finished := make(chan *http.Response, 1)
+	go func() {
+		stackgrow.To(stackgrow.Exchange)
+		defer pcancel()
+		finished <- p.serve(id, preq)
+	}()
 	select {
 	case resp := <-finished:
 		return respond(req, resp)
 	case <-req.Context().Done():
+	}
+	// The client gave up; it sees so once the provider has started
+	// processing, as before it the request may still be refused at once.
+	select {
+	case resp := <-finished:
+		return respond(req, resp)
+	case <-st.paused:
 		return nil, req.Context().Err()
 	}
+}
+
+// answersInTime is whether the client's context has a deadline at least
+// inlineMargin later than the processing delay from now (on the wall
+// clock, virtual in a bubble, as the deadline is) and no hang-up is
+// scheduled.
+func (st *reqState) answersInTime() bool {
+	d, ok := st.client.Deadline()
+	return ok && st.hang == nil && time.Now().Add(st.delay+inlineMargin).Before(d)
+}
+
+// inlineMargin keeps a provider run inline clear of a client timeout
+// that falls at or near the instant its processing ends: the reference
+// client's try deadlines are 1 s past its real timeouts
+// (client.TryDeadlinePad), plus a millisecond.
+const inlineMargin = time.Second + time.Millisecond
+
+// serve runs the handler on preq and records its answer. It is called
+// holding p.mu, which BeforeCommit lets go of while the provider
+// processes, and lets go of it.
+func (p *InProcess) serve(id int, preq *http.Request) *http.Response {
+	rec := httptest.NewRecorder()
+	p.Handler.ServeHTTP(rec, preq)
+	resp := rec.Result()
+	body := rec.Body.Bytes()
+	p.record(id, func(e *models.Exchange, seq int) {
+		e.ProviderDone, e.ProviderSeq, e.ProviderDoneAt = true, seq, p.now()
+		e.ProviderStatus = resp.StatusCode
+		e.ProviderBodyDigest = models.BodyDigest(body)
+		e.ProviderHeaders = models.HeadersOf(resp.Header, "")
+		e.ProviderChargeID, e.ProviderForeign = p.answered(e, resp.StatusCode, body)
+	})
+	p.mu.Unlock() // held since arrival, or retaken by BeforeCommit
+	return resp
+}
+
+// answered is the charge id an answer names (chargeIDIn) and whether it
+// is foreign to the dialect (models.OfDialect). A reference create's 2xx
+// answer is decoded once for both (issue 29); anything else each way.
+func (p *InProcess) answered(e *models.Exchange, status int, body []byte) (string, bool) {
+	if p.Dialect == nil && e.IsPost() && status >= 200 && status <= 299 {
+		var c chargeAnswer
+		if json.Unmarshal(body, &c) == nil { // then a models.Charge decodes too
+			return c.ids(), c.ID == ""
+		}
+	}
+	return chargeIDIn(p.Dialect, status, body), !models.OfDialect(*e, status, body)
 }
 
 func respond(req *http.Request, resp *http.Response) (*http.Response, error) {
@@ -131,6 +184,11 @@ func (p *InProcess) BeforeCommit(r *http.Request) {
 	}
 	st.once.Do(func() {
 		close(st.paused)
+		p.mu.Unlock() // other requests come in while this one processes
+		if st.hang != nil {
+			context.AfterFunc(st.client, st.cancel) // the provider sees the hang-up
+			st.hang.started()                       // the client hangs up now, while the provider processes
+		}
 		if st.delay > 0 {
 			time.Sleep(st.delay) // the provider's own processing time (virtual in a bubble)
 		}

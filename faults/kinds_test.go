@@ -325,8 +325,9 @@ func TestFault_String(t *testing.T) {
 func TestKinds_ListsEveryKindInNameOrder(t *testing.T) {
 	assert.Equal(t, []faults.Kind{
 		faults.KindStatus400, faults.KindStatus422, faults.KindStatus429, faults.KindStatus500, faults.KindStatus503,
-		faults.KindDelay, faults.KindDropRequest, faults.KindHangUp, faults.KindHold, faults.KindLoseResponse,
-		faults.KindOutage, faults.KindPass, faults.KindProviderCrash, faults.KindReset, faults.KindSlowProcessing, faults.KindStoreDown,
+		faults.KindChargedThenUnreachable, faults.KindDelay, faults.KindDropRequest, faults.KindHangUp, faults.KindHold, faults.KindLookupLag,
+		faults.KindLoseResponse, faults.KindOutage, faults.KindPass, faults.KindProviderCrash, faults.KindProviderRestart, faults.KindReset, faults.KindSlowPastTotal,
+		faults.KindSlowProcessing, faults.KindStoreDown, faults.KindStoreOutage,
 	}, faults.Kinds())
 	ks := faults.Kinds()
 	ks[0] = "mutated"
@@ -337,7 +338,8 @@ func TestForwards_ExactlyTheKindsThatReachTheProvider(t *testing.T) {
 	forwarding := map[faults.Kind]bool{
 		faults.KindPass: true, faults.KindDelay: true, faults.KindHold: true,
 		faults.KindLoseResponse: true, faults.KindSlowProcessing: true, faults.KindStoreDown: true, faults.KindProviderCrash: true,
-		faults.KindHangUp: true,
+		faults.KindHangUp: true, faults.KindChargedThenUnreachable: true, faults.KindSlowPastTotal: true,
+		faults.KindProviderRestart: true, faults.KindStoreOutage: true, faults.KindLookupLag: true,
 	}
 	for _, k := range faults.Kinds() {
 		assert.Equal(t, forwarding[k], faults.Forwards(k), "kind %s", k)
@@ -349,10 +351,12 @@ func TestForwards_ExactlyTheKindsThatReachTheProvider(t *testing.T) {
 // the exchange Forwarded, any other never does.
 func TestForwards_AgreesWithTransport(t *testing.T) {
 	params := map[faults.Kind]faults.Fault{
-		faults.KindDelay:          {Kind: faults.KindDelay, Delay: time.Second},
-		faults.KindSlowProcessing: {Kind: faults.KindSlowProcessing, Delay: time.Second},
-		faults.KindStatus429:      {Kind: faults.KindStatus429, RetryAfter: 1},
-		faults.KindHold:           {Kind: faults.KindHold, Delay: time.Second}, // alone: forwarded after its bound
+		faults.KindDelay:                  {Kind: faults.KindDelay, Delay: time.Second},
+		faults.KindSlowProcessing:         {Kind: faults.KindSlowProcessing, Delay: time.Second},
+		faults.KindChargedThenUnreachable: {Kind: faults.KindChargedThenUnreachable, Delay: time.Second},
+		faults.KindSlowPastTotal:          {Kind: faults.KindSlowPastTotal, Delay: time.Second},
+		faults.KindStatus429:              {Kind: faults.KindStatus429, RetryAfter: 1},
+		faults.KindHold:                   {Kind: faults.KindHold, Delay: time.Second}, // alone: forwarded after its bound
 	}
 	for _, k := range faults.Kinds() {
 		t.Run(string(k), func(t *testing.T) {

@@ -16,11 +16,15 @@ type slowKey struct{}
 func init() {
 	register(KindSlowProcessing, kind{
 		describe: func(f Fault) string { return "slow-processing " + f.Delay.String() },
-		apply: func(ctx context.Context, f Fault, req *http.Request, forward forwardFunc) (*http.Response, error) {
-			return forward(req.WithContext(context.WithValue(ctx, slowKey{}, f.Delay)))
-		},
+		apply:    forwardSlowly,
 		forwards: true,
 	})
+}
+
+// forwardSlowly forwards req with f.Delay of extra processing
+// (ExtraProcessing): slow processing and its macros.
+func forwardSlowly(ctx context.Context, f Fault, req *http.Request, forward forwardFunc) (*http.Response, error) {
+	return forward(req.WithContext(context.WithValue(ctx, slowKey{}, f.Delay)))
 }
 
 // ExtraProcessing is the processing delay a slow-processing fault asked for

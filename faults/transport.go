@@ -19,7 +19,9 @@ import (
 // requests passing through it, in order of arrival, and records each one as
 // a models.Exchange. The n-th request (counted from 0, GETs included) gets
 // Schedule[n]; requests past the end of the schedule, or after Heal, pass,
-// except after an outage (KindOutage), which lasts until the next Schedule.
+// except after an outage (KindOutage, KindChargedThenUnreachable), which
+// lasts until the next Schedule. A lookup lag (KindLookupLag) lasts for
+// the Transport's life.
 // It is safe for concurrent use.
 type Transport struct {
 	// Next is the wire behind the faults (InProcess, or an HTTP transport).
@@ -35,12 +37,19 @@ type Transport struct {
 	// docs/provider-api.md (nil): requests are recorded, and status
 	// faults answered, in it.
 	Dialect Dialect
+	// Lifecycle applies KindProviderRestart and KindStoreOutage through
+	// the provider's hooks; nil: they pass.
+	Lifecycle Lifecycle
 
-	mu       sync.Mutex // guards schedule, n, healed, injected, arrived
-	schedule []Fault
-	n        int
-	healed   bool
-	outage   bool // a KindOutage fault hit this schedule: every later request gets it
+	mu        sync.Mutex // guards schedule, n, healed, injected, arrived, storeDown, lag
+	storeDown bool       // a KindStoreOutage took the store down this step (EndOutage)
+	schedule  []Fault
+	n         int
+	healed    bool
+	outage    bool // an outage hit this schedule (startsOutage): every later request gets KindOutage
+	// lag is the lookup lag KindLookupLag gave the provider (LagLookups,
+	// or a schedule's entry): every later request carries it.
+	lag      time.Duration
 	injected map[Kind]int
 	// arrived is closed when a request that is not held arrives, waking
 	// the held ones (KindHold); then replaced.
@@ -82,7 +91,7 @@ func (t *Transport) Injected() map[Kind]int {
 // under one lock, so that the n-th exchange recorded is the one that got
 // schedule[n] even when requests race. wake is closed when the next
 // request that is not held arrives (for KindHold).
-func (t *Transport) begin(ex models.Exchange) (f Fault, id int, wake <-chan struct{}, err error) {
+func (t *Transport) begin(ex models.Exchange) (f Fault, id int, wake <-chan struct{}, lag time.Duration, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	f = Fault{Kind: KindPass}
@@ -93,9 +102,15 @@ func (t *Transport) begin(ex models.Exchange) (f Fault, id int, wake <-chan stru
 	case t.n < len(t.schedule):
 		f = t.schedule[t.n]
 	}
-	t.outage = t.outage || f.Kind == KindOutage
+	if isLifecycle(f.Kind) {
+		f = t.takeLifecycle(f) // lifecycle.go
+	}
+	t.outage = t.outage || startsOutage(f.Kind)
+	if f.Kind == KindLookupLag {
+		t.lag = max(t.lag, f.Delay)
+	}
 	if _, ok := registry[f.Kind]; !ok {
-		return f, 0, nil, errors.New("faults: unknown fault kind " + string(f.Kind))
+		return f, 0, nil, 0, errors.New("faults: unknown fault kind " + string(f.Kind))
 	}
 	t.n++
 	if f.Kind != KindPass {
@@ -109,7 +124,7 @@ func (t *Transport) begin(ex models.Exchange) (f Fault, id int, wake <-chan stru
 		t.arrived = make(chan struct{})
 	}
 	ex.Fault = f.String()
-	return f, t.History.BeginExchange(ex), t.arrived, nil
+	return f, t.History.BeginExchange(ex), t.arrived, t.lag, nil
 }
 
 func (t *Transport) now() time.Time {
@@ -135,13 +150,19 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	ex.SentAt = t.now()
 	ex.OpID = models.OpFrom(req.Context())
-	f, id, wake, err := t.begin(ex)
+	f, id, wake, lag, err := t.begin(ex)
 	if err != nil {
 		return nil, err
 	}
 
-	ctx := context.WithValue(context.WithValue(req.Context(), exchangeKey{}, id), holdKey{}, wake)
-	out := req.Clone(ctx)
+	ctx := context.WithValue(context.WithValue(withLookupLag(req.Context(), lag), exchangeKey{}, id), holdKey{}, wake)
+	if isLifecycle(f.Kind) {
+		ctx = context.WithValue(ctx, lifecycleKey{}, t)
+	}
+	// A shallow copy with its own body: a RoundTripper does not change the
+	// request (net/http's contract), so its header map and URL are shared,
+	// not cloned per try (issue 29).
+	out := req.WithContext(ctx)
 	out.Body = io.NopCloser(bytes.NewReader(body))
 	apply := registry[f.Kind].apply
 	if nw, ok := t.Next.(NativeFaults); ok && f.Kind != KindPass && nw.Native(f.Kind) {
@@ -250,19 +271,28 @@ func chargeID(status int, body []byte) string {
 	if status < 200 || status > 299 {
 		return ""
 	}
-	var c struct {
-		models.Charge
-		Data []models.Charge `json:"data"`
-	}
+	var c chargeAnswer
 	if json.Unmarshal(body, &c) != nil {
 		return ""
 	}
-	ids := []string{c.ID}
-	if c.ID == "" {
-		ids = ids[:0]
-		for _, d := range c.Data {
-			ids = append(ids, d.ID)
-		}
+	return c.ids()
+}
+
+// chargeAnswer is a 2xx answer that names charges: one charge, or a
+// lookup's list of them.
+type chargeAnswer struct {
+	models.Charge
+	Data []models.Charge `json:"data"`
+}
+
+// ids are the charge ids a names, comma-separated.
+func (a chargeAnswer) ids() string {
+	if a.ID != "" || len(a.Data) == 0 {
+		return a.ID
+	}
+	ids := make([]string, 0, len(a.Data))
+	for _, d := range a.Data {
+		ids = append(ids, d.ID)
 	}
 	return strings.Join(ids, ",")
 }

@@ -1,7 +1,6 @@
 package models
 
 import (
-	"crypto/sha256"
 	"encoding/hex"
 	"strconv"
 	"strings"
@@ -90,8 +89,7 @@ func ParseReference(ref string) (orderID int64, attemptID string, ok bool) {
 // CardHash is the hex SHA-256 of a card token: what the client stores and
 // what histories and reports show instead of the token.
 func CardHash(token string) string {
-	sum := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(sum[:])
+	return hexSum([]byte(token))
 }
 
 // testCards maps the public test card tokens of docs/provider-api.md to their

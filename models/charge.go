@@ -1,9 +1,6 @@
 package models
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -83,26 +80,7 @@ type Problem struct {
 // §2.5 "Idempotency Fingerprint").
 func Fingerprint(r ChargeRequest) string {
 	b, _ := json.Marshal(r) // field order is fixed by the struct; cannot fail
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
-}
-
-// BodyDigest is the hex SHA-256 of a JSON body in canonical form (compact,
-// object keys sorted), so that two byte-different encodings of one JSON value
-// digest alike; a body that is not JSON is digested as it is.
-func BodyDigest(body []byte) string {
-	if json.Valid(body) {
-		var v any
-		dec := json.NewDecoder(bytes.NewReader(body))
-		dec.UseNumber() // keep integers beyond float64 precision exact
-		if dec.Decode(&v) == nil {
-			if b, err := json.Marshal(v); err == nil {
-				body = b
-			}
-		}
-	}
-	sum := sha256.Sum256(body)
-	return hex.EncodeToString(sum[:])
+	return hexSum(b)
 }
 
 // FormatKey renders key as a Structured Field String (RFC 9651 §3.3.3), the

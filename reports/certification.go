@@ -133,6 +133,9 @@ type Certification struct {
 	// KNOWN, no deviation's category or invariant; the page lists them on
 	// one line, so a stale entry is seen.
 	BaselineUnused []string `json:"baseline_unused,omitempty"`
+	// Hooks are the lifecycle hooks the run ran, in order (hooks.log in
+	// the run folder); nil when none was given.
+	Hooks []HookRun `json:"hooks,omitempty"`
 	// Rerun is the command that runs the whole certification again with
 	// Seed ("" outside the idemcheck command); the page shows both at its
 	// top.

@@ -12,7 +12,7 @@ import (
 // Counts is the run's causes by severity, when it has some, and its
 // verdicts counted, on one line, as the page's second line and the
 // command's last line give them: "causes (1): 1 charges twice;
-// requirements (17):
+// requirements (33):
 // 5 PASS, 9 FAIL, 0 INCONCLUSIVE, 1 NOT JUDGED, 2 NOT OFFERED; invariants
 // (14): …; deviations (2): 2 FAIL". PASS, FAIL, INCONCLUSIVE and NOT
 // JUDGED are always counted, KNOWN and NOT OFFERED when there are any;
@@ -54,7 +54,7 @@ func (c Certification) PropertyCounts() string {
 	return strings.Join(parts, "; ")
 }
 
-// CountVerdicts is vs counted: "(17): 5 PASS, 9 FAIL, 0 INCONCLUSIVE,
+// CountVerdicts is vs counted: "(33): 5 PASS, 9 FAIL, 0 INCONCLUSIVE,
 // 1 NOT JUDGED, 2 NOT OFFERED" — PASS, FAIL, INCONCLUSIVE and NOT JUDGED
 // always, KNOWN and NOT OFFERED only when some are.
 func CountVerdicts(vs []Verdict) string {

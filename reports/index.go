@@ -233,6 +233,9 @@ func WriteCertificationRun(dir string, c Certification) (CertificationPaths, err
 	e := RunEntry{RunID: c.RunID, Kind: "certification", Started: c.Started, Verdict: c.Overall(),
 		Summary: strings.TrimSpace(RedactURL(c.Provider) + " " + c.Dialect), Report: "certification.md"}
 	files["certification.md"], files["certification.json"], files["certification.junit.xml"] = md, js, junit
+	if len(c.Hooks) > 0 {
+		files["hooks.log"] = hooksLog(c.Hooks)
+	}
 	if err := writeRun(dir, folder, e, files); err != nil {
 		return p, err
 	}

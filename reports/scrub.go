@@ -212,3 +212,68 @@ func base64Forms(secret string) []string {
 	}
 	return forms
 }
+
+// minPartial is the shortest prefix of a secret ScrubCut drops at a cut.
+const minPartial = 4
+
+// ScrubCut is Scrub for text cut off after its last byte (a capped hook
+// output): besides every whole registered secret, a prefix of one (at
+// least 4 bytes, in any form Scrubber finds) that b ends with is dropped,
+// since the rest of it was cut. It returns the scrubbed text and how many
+// bytes of b's end were dropped.
+func ScrubCut(b []byte) ([]byte, int) {
+	secrets.mu.Lock()
+	s := secrets.s
+	secrets.mu.Unlock()
+	if s == nil {
+		return b, 0
+	}
+	text := s.Replace(string(b))
+	cut := len(text)
+	for _, f := range s.forms {
+		cut = min(cut, partialAt(text, f))
+	}
+	return []byte(text[:cut]), len(text) - cut
+}
+
+// partialAt is where text's trailing prefix of f's secret begins (as it
+// is in any case, escaped, or base64-encoded), len(text) for none.
+func partialAt(text string, f secretForms) int {
+	low, sec := asciiLower(text), asciiLower(f.secret)
+	from := max(0, len(text)-6*len(f.secret)) // \u00XX is the longest form of a byte
+	for i := from; i <= len(text)-minPartial; i++ {
+		t := text[i:]
+		if n := len(low) - i; n < len(sec) && strings.HasPrefix(sec, low[i:]) {
+			return i
+		}
+		if escapedPrefix(t, f.secret) {
+			return i
+		}
+		for _, b := range f.base64 {
+			if len(t) < len(b) && strings.HasPrefix(b, t) {
+				return i
+			}
+		}
+	}
+	return len(text)
+}
+
+// escapedPrefix reports whether t is a prefix of secret, at least
+// minPartial of its bytes, each as it is, %XX, \u00XX, "\/" or "+" (the
+// forms matchEscaped reads), perhaps with its last byte's form cut short.
+func escapedPrefix(t, secret string) bool {
+	j, k := 0, 0
+	for ; k < len(secret) && j < len(t); k++ {
+		n := matchEscaped(t[j:], secret[k:k+1])
+		if n == 0 {
+			break
+		}
+		j += n
+	}
+	if j == len(t) {
+		return k >= minPartial && k < len(secret)
+	}
+	// the last byte's escape cut short: "%7", "\u00"
+	rest := t[j:]
+	return k >= minPartial-1 && k < len(secret) && len(rest) < 6 && (strings.HasPrefix(`\u00`, rest[:min(len(rest), 4)]) || rest[0] == '%' && len(rest) < 3 || rest == `\`)
+}

@@ -9,10 +9,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/idemcheck/idemcheck/conformance"
 	"github.com/idemcheck/idemcheck/internal/gotest"
 	"github.com/idemcheck/idemcheck/reports"
+	"github.com/idemcheck/idemcheck/sut/remote"
 )
 
 const certifyAbout = `Certify the provider at URL (http(s)://host[:port][/path]; requests go to URL/v1/charges):
@@ -37,6 +39,10 @@ func certifyMain(_ context.Context, args []string, stdout, stderr io.Writer) int
 	fs.Uint64Var(&p.Seed, "seed", 0, "the property's `seed` (RAPID_SEED, else random; the run prints the seed it used)")
 	fs.StringVar(&p.ReportDir, "report-dir", "", "`folder` of the run folders and index.md (IDEMCHECK_REPORT_DIR, else ./idemcheck-reports)")
 	fs.StringVar(&p.Baseline, "baseline", "", "baseline `file`: deviations (categories, invariant names) and requirement ids it lists are KNOWN, not FAIL (IDEMCHECK_BASELINE, else none)")
+	fs.StringVar(&p.Hooks.Restart, "hook-restart", "", "`command` that restarts the provider, run as an argv without a shell (IDEMCHECK_HOOK_RESTART, else the profile's lifecycle.hooks.restart, else none: the restart requirements are NOT JUDGED); docs/providers.md")
+	fs.StringVar(&p.Hooks.StoreDown, "hook-store-down", "", "`command` that takes the provider's idempotency store down (IDEMCHECK_HOOK_STORE_DOWN, else the profile's lifecycle.hooks.store_down)")
+	fs.StringVar(&p.Hooks.StoreUp, "hook-store-up", "", "`command` that brings the store back with what it held (IDEMCHECK_HOOK_STORE_UP, else the profile's lifecycle.hooks.store_up)")
+	fs.Var((*spanFlag)(&p.Hooks.Timeout), "hook-timeout", "longest `duration` of one hook; then its process group is killed and the requirement is INCONCLUSIVE (IDEMCHECK_HOOK_TIMEOUT, else the profile's, else 60s)")
 	verbose := fs.Bool("v", false, "print the harness's own log (go test -v's: rapid's draws included) here, not only progress and a failure summary (else a failing run keeps it in its run folder as "+logFile+")")
 	pos, code, ok := parse(fs, args, stdout)
 	if !ok {
@@ -90,6 +96,25 @@ func certifyMain(_ context.Context, args []string, stdout, stderr io.Writer) int
 	verdictLine(stderr, v, res.Counts(), res.Paths.Markdown)
 	fmt.Fprintln(stdout, res.Paths.Markdown)
 	return verdictCode(v, stop)
+}
+
+// spanFlag is a remote.Span flag: a positive Go duration.
+type spanFlag remote.Span
+
+func (f *spanFlag) String() string {
+	if f == nil || *f == 0 {
+		return ""
+	}
+	return time.Duration(*f).String()
+}
+
+func (f *spanFlag) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return fmt.Errorf("%q is not a positive Go duration", s)
+	}
+	*f = spanFlag(d)
+	return nil
 }
 
 // verdictCode is the exit code of verdict v; an interrupted run is at best

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/idemcheck/idemcheck/conformance"
@@ -95,6 +96,9 @@ func certifyInputs(fs *flag.FlagSet, p *conformance.Provider) error {
 	if err := positiveFlags(fs, "budget-requests", "budget-charges", "budget-duration", "checks", "concurrency"); err != nil {
 		return err
 	}
+	if err := hookInputs(fs); err != nil {
+		return err
+	}
 	if err := p.Validate(); err != nil {
 		return err
 	}
@@ -118,4 +122,17 @@ func providerInput(flagValue, provider string) error {
 		named = "--provider " + flagValue
 	}
 	return fmt.Errorf("%s: not embedded, wiremock or an http(s) URL", named)
+}
+
+// hookInputs refuses a --hook-* flag given as "" the way it refuses one
+// of blanks ("empty command"): an empty flag would otherwise mean no
+// hook, silently.
+func hookInputs(fs *flag.FlagSet) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if err == nil && strings.HasPrefix(f.Name, "hook-") && f.Name != "hook-timeout" && f.Value.String() == "" {
+			err = fmt.Errorf("hook %s: empty command", strings.ReplaceAll(strings.TrimPrefix(f.Name, "hook-"), "-", "_"))
+		}
+	})
+	return err
 }

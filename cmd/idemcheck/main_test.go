@@ -152,8 +152,9 @@ var profile = filepath.Join("..", "..", "profiles", "reference.json")
 
 // TestCertifyReferenceProvider: idemcheck certify against idemcheck serve
 // writes a certification page and prints its path; every requirement
-// passes but the two this setup rules out (a 24 h retention window the
-// run cannot wait out; no second account's key), which are NOT JUDGED,
+// passes but the ones this setup rules out (a 24 h retention window the
+// run cannot wait out; no second account's key; no lifecycle hooks),
+// which are NOT JUDGED,
 // so it exits 0.
 func TestCertifyReferenceProvider(t *testing.T) {
 	url := serve(t)
@@ -167,7 +168,7 @@ func TestCertifyReferenceProvider(t *testing.T) {
 		t.Errorf("exit %d, want 0 (PASS); stderr:\n%s", code, stderr)
 	}
 	for _, r := range certification(t, page).Requirements {
-		ruledOut := r.ID == "retention-window-honoured" || r.ID == "key-not-replayed-across-accounts"
+		ruledOut := r.ID == "retention-window-honoured" || r.ID == "key-not-replayed-across-accounts" || lifecycleIDs[r.ID]
 		if ruledOut && r.Verdict != "NOT JUDGED" || !ruledOut && r.Verdict != "PASS" {
 			t.Errorf("%s: %s", r.ID, r.Verdict)
 		}
@@ -196,15 +197,35 @@ var stripeProfile = filepath.Join("..", "..", "profiles", "reference-stripe.json
 
 // stripeRuledOut are the requirements certify --dialect stripe does not
 // judge against idemcheck serve --dialect stripe, beyond the reference
-// dialect's two (retention window, second account): Stripe requires no
-// key (the profile says key_required: false), and the harness's stripe
-// dialect sends bare keys only, rebuilds each request's shape and turns
-// Stripe's error objects into problem details itself.
+// dialect's two (retention window, second account): the harness's stripe
+// dialect sends bare keys only, drops an empty one, rebuilds each
+// request's shape and path and turns Stripe's error objects into problem
+// details itself, and the profile publishes no max_key_length. Its adapter
+// also builds every request anew (no unparsable or padded body, keyed
+// lookup or stray header reaches the provider as sent), and the stripe
+// profile publishes no max_body_bytes.
 var stripeRuledOut = map[string]bool{
 	"retention-window-honoured": true, "key-not-replayed-across-accounts": true,
-	"missing-key-refused": true, "quoted-key-equals-bare-key": true,
-	"equivalent-request-shapes-agree": true, "errors-are-problem-details": true,
+	"quoted-key-equals-bare-key": true, "equivalent-request-shapes-agree": true,
+	"errors-are-problem-details": true, "empty-key-refused": true, "malformed-key-refused": true,
+	"long-key-refused": true, "key-not-blocked-by-unstored-answer": true,
+	"unparsable-body-refused": true, "large-body-fingerprinted-whole": true, "body-over-limit-refused": true,
+	"keyed-lookup-not-cached": true, "stray-headers-ignored": true,
+	// No lifecycle hooks nor lease given (docs/providers.md, "Lifecycle hooks").
+	"slow-create-retry-charges-once": true, "restart-releases-held-key": true, "restart-never-charges-twice": true,
+	"store-outage-refused": true, "store-outage-replay-consistent": true,
 }
+
+// lifecycleIDs are the requirements NOT JUDGED without lifecycle hooks
+// and a published lease.
+var lifecycleIDs = map[string]bool{
+	"slow-create-retry-charges-once": true, "restart-releases-held-key": true, "restart-never-charges-twice": true,
+	"store-outage-refused": true, "store-outage-replay-consistent": true,
+}
+
+// stripeNotOffered: Stripe requires no key (the profile says key_required:
+// false): missing-key-refused shows the keyless retry's charges.
+const stripeNotOffered = "missing-key-refused"
 
 // TestCertifyStripeDialect: both directions of the stripe dialect agree:
 // idemcheck certify --dialect stripe against idemcheck serve --dialect
@@ -217,6 +238,12 @@ func TestCertifyStripeDialect(t *testing.T) {
 		t.Errorf("exit %d, want 0 (PASS); stderr:\n%s", code, stderr)
 	}
 	for _, r := range certification(t, strings.TrimSpace(stdout)).Requirements {
+		if r.ID == stripeNotOffered {
+			if r.Verdict != "NOT OFFERED" {
+				t.Errorf("%s: %s, want NOT OFFERED", r.ID, r.Verdict)
+			}
+			continue
+		}
 		if stripeRuledOut[r.ID] && r.Verdict != "NOT JUDGED" || !stripeRuledOut[r.ID] && r.Verdict != "PASS" {
 			t.Errorf("%s: %s", r.ID, r.Verdict)
 		}

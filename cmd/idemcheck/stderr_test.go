@@ -1,19 +1,26 @@
 package main_test
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/idemcheck/idemcheck/certify"
 )
+
+// requirementsCounted is how a verdict line counts the requirements,
+// "requirements (N): ", N their number (certify.Requirements).
+var requirementsCounted = fmt.Sprintf("requirements (%d): ", len(certify.Requirements()))
 
 // logLineRE finds the line that names a failing run's rapid.log.
 var logLineRE = regexp.MustCompile(`(?m)^idemcheck: rapid's log [^\n]*: (\S+/rapid\.log)$`)
 
 // maxFailureLines bounds stderr of a failing certification without -v:
-// the seed, a line a requirement (17), a count every 10 sequences, the done
+// the seed, a line a requirement, a count every 10 sequences, the done
 // line, three lines a deviation, the log's line and the verdict.
 const maxFailureLines = 60
 
@@ -38,7 +45,7 @@ func TestCertifyFailureKeepsStderrShort(t *testing.T) {
 	if strings.Contains(stderr, "[rapid]") {
 		t.Errorf("stderr holds rapid's draws without -v:\n%s", stderr)
 	}
-	for _, want := range []string{"] FAIL replay-returns-first-response: ", "idemcheck: done, ", "idemcheck: FAIL · causes (1): 1 charges twice; requirements (17): ",
+	for _, want := range []string{"] FAIL replay-returns-first-response: ", "idemcheck: done, ", "idemcheck: FAIL · causes (1): 1 charges twice; " + requirementsCounted,
 		"idemcheck: shrinking replay-consistent: now "} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
@@ -137,8 +144,9 @@ func TestCertifyUnreachableSaysSoOnce(t *testing.T) {
 	if n := strings.Count(stderr, "\n"); n > 5 {
 		t.Errorf("stderr has %d lines for one cause, want at most 5:\n%s", n, stderr)
 	}
-	if !strings.Contains(stderr, "\nidemcheck: INCONCLUSIVE · requirements (17): 0 PASS, 0 FAIL, 17 INCONCLUSIVE") || !strings.Contains(stderr, "all 17 requirements") {
-		t.Errorf("stderr does not end with the verdict after one line for all 17 requirements:\n%s", stderr)
+	n := len(certify.Requirements())
+	if !strings.Contains(stderr, fmt.Sprintf("\nidemcheck: INCONCLUSIVE · requirements (%d): 0 PASS, 0 FAIL, %d INCONCLUSIVE", n, n)) || !strings.Contains(stderr, fmt.Sprintf("all %d requirements", n)) {
+		t.Errorf("stderr does not end with the verdict after one line for all %d requirements:\n%s", n, stderr)
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 
 // verdictLine writes the last line a verb prints on stderr: the verdict,
 // the counts behind it and where the report is, with the run folder's
-// report.html when it has one — "idemcheck: FAIL · requirements (17): 7
+// report.html when it has one — "idemcheck: FAIL · requirements (33): 7
 // PASS, 9 FAIL, 0 INCONCLUSIVE, 1 NOT JUDGED; … · report:
 // idemcheck-reports/<run>/certification.md · html:
 // idemcheck-reports/<run>/report.html".

@@ -59,7 +59,10 @@ func namesHTML(t *testing.T, verb, stderr string) {
 func TestEveryVerbEndsWithAVerdictLine(t *testing.T) {
 	dir := t.TempDir()
 	reports := filepath.Join(dir, "reports")
-	code, _, stderr := idemcheckIn(t, dir, nil, "run", "--checks", "5", "--seed", "3", "--report-dir", reports)
+	// 20 sequences: since issue 28's draws, 5 of seed 3 leave two
+	// invariants held vacuously (INCONCLUSIVE), and the line checked is a
+	// clean PASS.
+	code, _, stderr := idemcheckIn(t, dir, nil, "run", "--checks", "20", "--seed", "3", "--report-dir", reports)
 	if code != 0 {
 		t.Fatalf("idemcheck run: exit %d; stderr:\n%s", code, stderr)
 	}
@@ -107,7 +110,7 @@ func TestEveryVerbEndsWithAVerdictLine(t *testing.T) {
 		t.Fatalf("idemcheck certify: exit %d; stderr:\n%s", code, stderr)
 	}
 	v, counts, report = lastVerdictLine(t, dir, stderr)
-	if !strings.HasPrefix(counts, "requirements (17): ") || !strings.Contains(counts, "; invariants (") || filepath.Base(report) != "certification.md" {
+	if !strings.HasPrefix(counts, requirementsCounted) || !strings.Contains(counts, "; invariants (") || filepath.Base(report) != "certification.md" {
 		t.Errorf("idemcheck certify: %s · %s · %s", v, counts, report)
 	}
 	namesHTML(t, "certify", stderr)

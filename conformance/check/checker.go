@@ -52,6 +52,7 @@ type Checker struct {
 	keysOf              map[string][]string
 	refsOf              map[string]string
 	refIndex            map[string]int
+	fpOf                map[string]string // key → its first body's fingerprint (oneBodyOf)
 	// replay-consistent, mismatch-rejected: verdicts judged
 	rcAt, mrAt int
 	declines   int // verdicts that may have processed a decline (checkDeclinesRunOnce)
@@ -133,7 +134,7 @@ func (c *Checker) Step(w World) *ViolationError {
 	c.st.update(w)
 	if rebuilt {
 		c.kfAt, c.staleAt, c.okAt, c.rcAt, c.mrAt = 0, 0, 0, 0, 0
-		c.firstSent, c.keysOf, c.refsOf, c.refIndex = nil, nil, nil, nil
+		c.firstSent, c.keysOf, c.refsOf, c.refIndex, c.fpOf = nil, nil, nil, nil, nil
 		c.declines = 0
 	}
 	w.memo = c.memo(w)
@@ -382,7 +383,7 @@ func (c *Checker) stepNoStaleKey(w World) Finding {
 
 func (c *Checker) stepOneKeyPerIntent(w World) Finding {
 	if c.keysOf == nil {
-		c.keysOf, c.refsOf, c.refIndex = map[string][]string{}, map[string]string{}, map[string]int{}
+		c.keysOf, c.refsOf, c.refIndex, c.fpOf = map[string][]string{}, map[string]string{}, map[string]int{}, map[string]string{}
 	}
 	fresh := c.clientPostsFrom(w, c.okAt)
 	f := oneKeyOf(w, fresh, c.keysOf, c.refsOf, c.refIndex, false)
@@ -390,6 +391,9 @@ func (c *Checker) stepOneKeyPerIntent(w World) Finding {
 	if !f.Holds() {
 		return f
 	}
+	// One key, one request: judged after the stored keys, as the whole
+	// pass does; the map follows every create either way.
+	body := oneBodyOf(w, fresh, c.fpOf)
 	// The stored keys: of the attempts that changed, and of the intents
 	// the new creates belong to.
 	s := &c.st
@@ -413,7 +417,7 @@ func (c *Checker) stepOneKeyPerIntent(w World) Finding {
 			}
 		}
 	}
-	return Finding{}
+	return body
 }
 
 func (c *Checker) stepReplayConsistent(w World) Finding {

@@ -11,7 +11,37 @@ import (
 // carries one key; no key serves two intents; the stored key is the one on
 // the wire. Seed article 000, "Key Ödeme Niyeti Başına Bir Kez Üretilir".
 func checkOneKeyPerIntent(w World) Finding {
-	return oneKeyOf(w, clientPostsOf(w), map[string][]string{}, map[string]string{}, map[string]int{}, true)
+	exs := clientPostsOf(w)
+	if f := oneKeyOf(w, exs, map[string][]string{}, map[string]string{}, map[string]int{}, true); !f.Holds() {
+		return f
+	}
+	return oneBodyOf(w, exs, map[string]string{})
+}
+
+// oneBodyOf is one-key-per-intent's "one key, one request" (issue 28):
+// every create the client sends under a key carries the fingerprint
+// (models.Fingerprint) of the key's first body, as fpOf (key → first
+// fingerprint) already holds for the creates before exs. A resubmit whose
+// body changed under the stored key (a timestamp in the description, a
+// re-rounded amount) is the client's fault, which the provider rightly
+// refuses with 422 (draft §2.5); without this clause it showed only as a
+// provider verdict. A create whose body the harness cannot read (no
+// fingerprint) is not judged.
+func oneBodyOf(w World, exs []models.Exchange, fpOf map[string]string) Finding {
+	for _, e := range exs {
+		if !e.HasKey || e.Fingerprint == "" || e.IsRefund() {
+			continue
+		}
+		first, ok := fpOf[e.Key]
+		if !ok {
+			fpOf[e.Key] = e.Fingerprint
+			continue
+		}
+		if first != e.Fingerprint {
+			return Violation(OneKeyPerIntent, "%s sent another body under a key it already used", newNames(w).of(e.MerchantReference))
+		}
+	}
+	return Finding{}
 }
 
 // oneKeyOf is one-key-per-intent over the client's creates exs, after

@@ -196,9 +196,19 @@ func TestEachInvariantCatchesItsFault(t *testing.T) {
 			f.post(f.att.IdempotencyKey, 201, "", 201, "ch_000001")
 			e := f.post(f.att.IdempotencyKey, 201, "", 201, "ch_000001")
 			e.Fingerprint = "another body"
+			// A probe's request: the client's own creates under one key
+			// carry one body (one-key-per-intent, the case below).
+			f.w.History.Ops = append(f.w.History.Ops, models.Operation{ID: 2, Actor: "probe", Kind: models.OpProbe, OrderID: 1, Returned: true})
+			e.OpID = 2
 			f.charge("ch_000001")
 			f.succeed("ch_000001")
 			f.result("Paid")
+		}},
+		{check.OneKeyPerIntent, "one-key-per-intent: order 1 intent 1 sent another body under a key it already used", func(f *fixture) {
+			f.post(f.att.IdempotencyKey, 0, "timeout", 0, "")
+			e := f.post(f.att.IdempotencyKey, 422, "", 422, "")
+			e.Fingerprint = "another body" // a resubmit with a volatile field (a timestamp) in its body
+			f.result("PaymentPending")
 		}},
 		{check.BooksBalance, "books-balance: the provider holds ch_000001 for order 1 intent 1, which the client marked Abandoned", func(f *fixture) {
 			f.post(f.att.IdempotencyKey, 0, "timeout", 201, "ch_000001")

@@ -125,6 +125,12 @@ func replayVerdicts(w World, vs []specVerdict) Finding {
 			if e.ProviderStatus == 409 {
 				return Violation(ReplayConsistent, "%s: a key no request was processing was answered 409", n.of(ref))
 			}
+			if e.ProviderStatus == 422 {
+				// A key the provider never saw, answered as if it held it
+				// with another body: it merged the key with a used one
+				// (case folded, truncated; issue 28).
+				return Violation(ReplayConsistent, "%s: a key no request had used was answered 422, as another body under a used key", n.of(ref))
+			}
 		}
 	}
 	return Finding{}

@@ -30,7 +30,8 @@ type Embedded struct {
 // keys for retention, recording into hist.
 func NewEmbedded(processing, retention time.Duration, m *mutants.Mutant, hist *models.History, now func() time.Time) *Embedded {
 	wire := &faults.InProcess{History: hist, Processing: processing, Now: now}
-	pcfg := provider.Config{Retention: retention, Now: now, BeforeCommit: wire.BeforeCommit}
+	pcfg := provider.Config{Retention: retention, Now: now, BeforeCommit: wire.BeforeCommit,
+		LookupLagOf: func(r *http.Request) time.Duration { return faults.LookupLag(r.Context()) }}
 	if m != nil && m.Provider != nil {
 		m.Provider(&pcfg)
 	}

@@ -206,6 +206,8 @@ func (p *pipeline) try(ctx context.Context, st *callState, method, url string, b
 	if err := ctx.Err(); err != nil {
 		return nil, err // nothing sent
 	}
+	ctx, cancel := context.WithDeadline(ctx, st.tryDeadline(p.cfg))
+	defer cancel()
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -247,9 +249,37 @@ type callState struct {
 	// retryAfter is the last try's Retry-After (see retryAfter), -1 when
 	// it had none or no answer.
 	retryAfter time.Duration
+	totalEnd   time.Time // TotalTimeout after the first try began
 }
 
 type callStateKey struct{}
+
+// TryDeadlinePad is how much later than failsafe-go's timeouts a try's
+// context deadline falls: 1 s. A microsecond let the deadline fire first
+// in real time under load (CI: a WireMock try classified "timeout", not
+// "client gave up").
+const TryDeadlinePad = time.Second
+
+// tryDeadline is the deadline of a try beginning now. failsafe-go's
+// attempt and total timeouts cancel a try's context but give it no
+// deadline; the try's context carries theirs, TryDeadlinePad later, so
+// that their cancellation stays what ends a try even on a loaded machine, and a transport can see
+// how long the client will wait (faults.InProcess then runs the provider
+// inline, issue 29). Both are measured from a moment after failsafe-go
+// started their timers (the total's from the first try), never before.
+func (s *callState) tryDeadline(cfg Config) time.Time {
+	now := time.Now()
+	s.mu.Lock()
+	if s.totalEnd.IsZero() {
+		s.totalEnd = now.Add(cfg.TotalTimeout)
+	}
+	d := s.totalEnd
+	s.mu.Unlock()
+	if a := now.Add(cfg.AttemptTimeout); a.Before(d) {
+		d = a
+	}
+	return d.Add(TryDeadlinePad)
+}
 
 func (s *callState) begin(req *http.Request) {
 	w := &http.Request{Method: req.Method, Header: req.Header.Clone()}

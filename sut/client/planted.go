@@ -65,6 +65,12 @@ type Planted struct {
 	// looking at the charges it found; a younger attempt with a charge is
 	// still Succeeded. The shopper is charged and the order Placed again.
 	ReconcilerAbandonsCharged bool
+	// AbandonByCreation: reconciliation measures an attempt's age from
+	// its CreatedAt, not its last send, and abandons it on the first
+	// empty lookup whatever was sent since: a resend of an old key that
+	// the provider is still processing charges after the attempt was
+	// abandoned (issue 28: reconciliation overlapping a resend in flight).
+	AbandonByCreation bool
 	// CallbackOwnKey: the payment-ready callback path (Client.PaymentReady)
 	// charges the order under its own new attempt and key, bypassing the
 	// open-attempt guard, so a webhook racing the shopper's return charges

@@ -99,6 +99,10 @@ func (j *ReconciliationJob) settle(ctx context.Context, a models.PaymentAttempt,
 	// still be processing it (found by the conformance property; the
 	// regression is TestReconciliationWaitsForAResentKey).
 	due := now.Sub(a.LastSentAt) >= c.cfg.AbandonAfter
+	idle := now.Add(-c.cfg.AbandonAfter)
+	if c.cfg.Planted.AbandonByCreation { // planted bug: AbandonByCreation
+		due, idle = now.Sub(a.CreatedAt) >= c.cfg.AbandonAfter, now
+	}
 	if c.cfg.Planted.ReconcilerNeverAbandons { // planted bug: ReconcilerNeverAbandons
 		due = false
 	}
@@ -112,7 +116,7 @@ func (j *ReconciliationJob) settle(ctx context.Context, a models.PaymentAttempt,
 		count(rep, &rep.Succeeded, err)
 	case due:
 		var abandoned bool
-		abandoned, err = c.store.Abandon(sctx, c.epoch, AbandonSpec{ID: a.ID, IdleSince: now.Add(-c.cfg.AbandonAfter),
+		abandoned, err = c.store.Abandon(sctx, c.epoch, AbandonSpec{ID: a.ID, IdleSince: idle,
 			Unconditional: c.cfg.Planted.UnconditionalSettle}) // planted bug: UnconditionalSettle
 		switch {
 		case err != nil:

@@ -21,8 +21,24 @@ type Mutant struct {
 	Name string
 	// Description says what is broken, in one line.
 	Description string
-	// Invariant is the invariant it must break first.
+	// Invariant is the invariant it must break first; "" for a mutant no
+	// shopper sequence can meet, which Requirement names instead.
 	Invariant string
+	// Consequence, if set, is an invariant the bug's own effect can break
+	// before Invariant when a real store's round trips take another
+	// course under load (pg-unconditional-settle: the abandoned attempt
+	// was charged, so the next checkout charges again); the kill matrix
+	// accepts it first on one seed at most.
+	Consequence string
+	// Requirement, for a mutant with no Invariant, is the certification
+	// requirement (certify.Requirements' id) that must FAIL against it:
+	// its bug needs a request the reference client never sends (an empty
+	// or malformed key, an unknown path, an unparsable or large body, a
+	// keyed lookup, a stray header), so the kill matrix leaves it to the
+	// certification's tests (certify/probe_mutants_test.go,
+	// TestCertify_EdgeMutantsFailTheirRequirement); docs/mutants.md lists
+	// it apart.
+	Requirement string
 	// MinSteps is the length of the smallest shopper sequence that shows it.
 	MinSteps int
 	// LocalMinimum, if set, names a longer shape of the same bug that

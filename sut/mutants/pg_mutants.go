@@ -20,6 +20,7 @@ func init() {
 		Name:        "pg-unconditional-settle",
 		Description: "reconciliation's abandon is an UPDATE without \"AND status = 'Open'\": when the shopper's resend on another instance settles the attempt between the reconciler's read and its write, the reconciler overwrites it",
 		Invariant:   "books-balance", MinSteps: 3,
+		Consequence: "at-most-one-charge-per-order",
 		Class:       "unconditional update under several instances (seed article 000's warning)",
 		Side:        "client",
 		Client:      func(cfg *client.Config) { cfg.Planted.UnconditionalSettle = true },

@@ -54,7 +54,9 @@ func init() {
 	register(Mutant{
 		Name:        "short-retention",
 		Description: "keys are forgotten after 1 minute while 24 h is published: a late retry charges again",
-		Invariant:   "replay-consistent", MinSteps: 4,
+		Invariant:   "replay-consistent", MinSteps: 3,
+		LocalMinimum: "open an order, check it out with an unknown outcome, and reconcile during a checkout that resends its key 31 min later (3 steps, issue 28's reconcile-during-checkout) is minimal; " +
+			"a checkout, time passing, and a retry (4 steps) is the shape most seeds find first",
 		Class:    "retention window shorter than published (seed article 004, \"TTL'i doğru ayarla\")",
 		Provider: func(cfg *provider.Config) { cfg.Retention = time.Minute },
 	})

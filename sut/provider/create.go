@@ -12,9 +12,6 @@ import (
 	"github.com/idemcheck/idemcheck/models"
 )
 
-// maxBodyBytes bounds a POST /v1/charges body: 1 MiB.
-const maxBodyBytes = 1 << 20
-
 // The card tokens of docs/provider-api.md: the first two approve, the last is
 // declined with 402.
 const (
@@ -58,7 +55,7 @@ func (p *Provider) create(w http.ResponseWriter, r *http.Request) {
 		p.createWithoutKey(w, r)
 		return
 	}
-	key, ok := requestKey(w, r)
+	key, ok := p.requestKey(w, r)
 	if !ok {
 		return
 	}
@@ -67,7 +64,10 @@ func (p *Provider) create(w http.ResponseWriter, r *http.Request) {
 	}
 	req, raw, err := decodeRequest(w, r)
 	if err != nil {
-		writeProblem(w, http.StatusBadRequest, err.Error())
+		p.stickKey(r)                         // planted bug: KeyStuckAfterError
+		if !p.holdKeyOnBodyError(w, r, key) { // planted bug: UnparsableBodyHoldsKey
+			writeBodyError(w, err)
+		}
 		return
 	}
 
@@ -80,6 +80,10 @@ func (p *Provider) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	key = p.memoryKey(r, key)
+	if p.stuckKey(key) { // planted bug: KeyStuckAfterError
+		writeInFlight(w, !p.planted.InflightNoRetryAfter)
+		return
+	}
 	rec, v := p.take(key, fingerprint)
 	p.answer(w, v, rec.stored(), func() {
 		status, body := p.process(key, rec, req, r)
@@ -91,28 +95,6 @@ func (p *Provider) create(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// requestKey is the parsed Idempotency-Key of r (models.ParseKey), the
-// same for both endpoints; ok is false, and 400 answered, when r carries
-// none, more than one, or one that is neither a Structured Field String
-// nor a bare token (draft §2.1).
-func requestKey(w http.ResponseWriter, r *http.Request) (key string, ok bool) {
-	headers := r.Header.Values(models.IdempotencyKeyHeader)
-	switch len(headers) {
-	case 0:
-		writeProblem(w, http.StatusBadRequest, "the Idempotency-Key header is required")
-		return "", false
-	case 1:
-	default:
-		writeProblem(w, http.StatusBadRequest, "more than one Idempotency-Key header")
-		return "", false
-	}
-	key, _, ok = models.ParseKey(headers[0])
-	if !ok {
-		writeProblem(w, http.StatusBadRequest, "the Idempotency-Key header is not a Structured Field String or a bare token")
-	}
-	return key, ok
-}
-
 // answer writes what the key store's verdict v calls for, on either
 // endpoint and either store: 422 for a mismatch, 409 in flight, the
 // stored response replayed (writeReplay), or run's answer, which
@@ -122,7 +104,7 @@ func (p *Provider) answer(w http.ResponseWriter, v verdict, stored Stored, run f
 	case mismatch:
 		writeMismatch(w)
 	case inFlight:
-		writeInFlight(w)
+		writeInFlight(w, !p.planted.InflightNoRetryAfter) // planted bug: InflightNoRetryAfter
 	case replay:
 		p.writeReplay(w, stored.Status, stored.ContentType, stored.Body)
 	default:
@@ -136,7 +118,7 @@ func (rec *record) stored() Stored {
 	if rec == nil {
 		return Stored{}
 	}
-	return Stored{Status: rec.status, ContentType: "application/json", Body: rec.body}
+	return Stored{Status: rec.status, ContentType: mediaTypeOf(rec.status), Body: rec.body}
 }
 
 // createWithoutKey processes a POST that carries no key, for a provider
@@ -145,7 +127,7 @@ func (rec *record) stored() Stored {
 func (p *Provider) createWithoutKey(w http.ResponseWriter, r *http.Request) {
 	req, _, err := decodeRequest(w, r)
 	if err != nil {
-		writeProblem(w, http.StatusBadRequest, err.Error())
+		writeBodyError(w, err)
 		return
 	}
 	if p.store != nil {
@@ -183,6 +165,7 @@ func (p *Provider) process(key string, rec *record, req models.ChargeRequest, r 
 			p.mu.Unlock()
 		}
 	}()
+	p.slowDown(req.Source)
 	if p.beforeCommit != nil {
 		p.beforeCommit(r)
 	}
@@ -222,16 +205,17 @@ func (p *Provider) process(key string, rec *record, req models.ChargeRequest, r 
 	return status, body
 }
 
-// decodeRequest reads one JSON models.ChargeRequest (at most maxBodyBytes;
+// decodeRequest reads one JSON models.ChargeRequest (at most MaxBodyBytes:
+// a longer body's error wraps *http.MaxBytesError;
 // Content-Type is not checked) and validates it; raw is the body's bytes.
 // The error text is the problem detail of the 400 answer.
 func decodeRequest(w http.ResponseWriter, r *http.Request) (req models.ChargeRequest, raw []byte, err error) {
 	if r.Body == nil {
 		return req, nil, errors.New("the request body is required")
 	}
-	raw, err = io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	raw, err = io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	if err != nil {
-		return req, nil, fmt.Errorf("the request body is not a charge request: %v", err)
+		return req, nil, fmt.Errorf("the request body is not a charge request: %w", err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if err := dec.Decode(&req); err != nil {
@@ -254,9 +238,9 @@ func validate(req models.ChargeRequest) error {
 		return errors.New("currency must be an ISO 4217 code in upper case")
 	}
 	switch req.Source {
-	case tokVisa, tokMaster, tokDeclined:
+	case tokVisa, tokMaster, tokDeclined, SlowCard:
 	default:
-		return fmt.Errorf("source must be %s, %s or %s", tokVisa, tokMaster, tokDeclined)
+		return fmt.Errorf("source must be %s, %s, %s or %s", tokVisa, tokMaster, tokDeclined, SlowCard)
 	}
 	if req.MerchantReference == "" {
 		return errors.New("merchant_reference is required")

@@ -13,7 +13,8 @@ import (
 // or empty merchant_reference gets 400. It lists only the charges of the
 // request's own account (AccountScope; draft §5), in memory and over a
 // Store (Store.AccountCharges) alike; 503 when a Store's ledger cannot be
-// read.
+// read. With a lookup lag (Config.LookupLag, Config.LookupLagOf) it lists
+// only the charges at least that old on the provider's clock.
 func (p *Provider) find(w http.ResponseWriter, r *http.Request) {
 	ref, ok := reference(w, r)
 	if !ok {
@@ -25,7 +26,31 @@ func (p *Provider) find(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	refOf := func(ch models.Charge) string { return ch.MerchantReference }
-	writeRaw(w, http.StatusOK, mustJSON(models.ChargeList{Data: ofReference(mine, ref, refOf)}))
+	mine = p.settled(r, mine)
+	body := mustJSON(models.ChargeList{Data: ofReference(mine, ref, refOf)})
+	writeRaw(w, http.StatusOK, p.cachedLookup(r, body)) // planted bug: KeyedLookupCached
+}
+
+// settled is the charges of cs that lookup r may list: those at least
+// the lookup lag old (Config.LookupLag, or LookupLagOf(r) when larger),
+// all of them without a lag. A charge read from a Store has no creation
+// time and is always listed.
+func (p *Provider) settled(r *http.Request, cs []models.Charge) []models.Charge {
+	lag := p.lookupLag
+	if p.lookupLagOf != nil {
+		lag = max(lag, p.lookupLagOf(r))
+	}
+	if lag <= 0 {
+		return cs
+	}
+	cut := p.now().Add(-lag)
+	out := cs[:0:0]
+	for _, ch := range cs {
+		if !ch.Created.After(cut) {
+			out = append(out, ch)
+		}
+	}
+	return out
 }
 
 // accountCharges is the charges account made, in creation order.

@@ -50,6 +50,11 @@ type Planted struct {
 	Refunds PlantedRefunds
 	// PlantedShapes are the request-shape and account bugs (planted_shapes.go).
 	PlantedShapes
+	// PlantedKeys are the key edge-case and blocked-key bugs (planted_keys.go).
+	PlantedKeys
+	// PlantedEdges are the body, lookup, in-flight hint, stray header and
+	// lock lease bugs (planted_edges.go; issue 25).
+	PlantedEdges
 	// ReplayDropsLocation: a replay of a 201 carries no Location header
 	// (the first answer does). planted_headers.go.
 	ReplayDropsLocation bool
@@ -86,6 +91,7 @@ func (p *Provider) plantedTake(fingerprint string, rec *record, now time.Time) (
 	}
 	switch {
 	case p.planted.NoInflightLock && (rec == nil || !rec.done): // planted bug: NoInflightLock
+	case p.leaseOver(fingerprint, rec, now): // planted bug: LockLease
 	case rec == nil || !rec.done || rec.fingerprint != fingerprint:
 		return nil, 0, false
 	case p.planted.ConflictAfterCompletion: // planted bug: ConflictAfterCompletion
@@ -95,7 +101,8 @@ func (p *Provider) plantedTake(fingerprint string, rec *record, now time.Time) (
 		return nil, 0, false
 	}
 	// NoInflightLock on a key with no completed record, or ReplayNewCharge
-	// on a completed one: process it, unmarked.
+	// on a completed one, or LockLease on a key whose lease ran out:
+	// process it, unmarked.
 	return &record{fingerprint: fingerprint, startedAt: now, detached: true}, process, true
 }
 

@@ -17,4 +17,11 @@ type PlantedShapes struct {
 	// so one account sending a key another account used gets that
 	// account's stored response (or 409/422) instead of its own charge.
 	GlobalKeyScope bool
+	// NormalisedKey: the key store folds the key to lower case and keeps
+	// its first 32 characters (a case-insensitive column 32 wide), so two
+	// intents' keys that differ only in case, or only past the 32nd
+	// character (a busy UUIDv7 client's keys of one millisecond), are one
+	// key: the second intent gets 422 or the first one's stored answer
+	// (issue 28).
+	NormalisedKey bool
 }

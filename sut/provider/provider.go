@@ -34,6 +34,33 @@ type Config struct {
 	// have it: a POST without one is processed (and may charge) instead of
 	// refused with 400. Default false: the key is required (docs/provider-api.md).
 	KeyOptional bool
+	// MaxKeyLength is the longest Idempotency-Key accepted, in characters
+	// of the key (inside a Structured Field String's quotes); a longer one
+	// is answered 400 and charges nothing. Default 255
+	// (DefaultMaxKeyLength; docs/provider-api.md).
+	MaxKeyLength int
+	// SlowProcessing is how long a create paid with SlowCard (the slow
+	// trigger profiles/reference.json publishes) is processed before it
+	// commits, on top of BeforeCommit; default DefaultSlowProcessing (2 s).
+	SlowProcessing time.Duration
+	// LookupLag makes the lookup eventually consistent: GET
+	// /v1/charges?merchant_reference= (and the Stripe dialect's search,
+	// which goes through it) lists a charge only once it is at least
+	// LookupLag old on the provider's clock (Now), measured from its
+	// creation. Retrieve by id, list and the create's own answer are not
+	// lagged. Default 0: a charge is listed as soon as it is made.
+	// Stripe documents the same for its search endpoints: "searchable in
+	// under 1 minute" normally, "up to an hour behind during outages"
+	// (docs.stripe.com/search, "Data freshness";
+	// docs.stripe.com/api/customers/search). A client must not read an
+	// empty lookup as "no charge" before its abandon horizon, which must
+	// exceed the lag (docs/provider-api.md, "Lookup lag"). It applies to
+	// the in-memory ledger only: a Store does not keep creation times.
+	LookupLag time.Duration
+	// LookupLagOf, if set, is a lookup's own lag, for a fault layer that
+	// gives a provider a lag mid-run (faults.KindLookupLag): a lookup r
+	// lags by the larger of LookupLag and LookupLagOf(r).
+	LookupLagOf func(r *http.Request) time.Duration
 	// Planted switches on deliberate bugs; only sut/mutants sets it. The zero
 	// value is the reference provider. It applies to the in-memory store
 	// only (a Store plants its own).
@@ -51,14 +78,21 @@ type Provider struct {
 	now          func() time.Time
 	beforeCommit func(r *http.Request)
 	keyOptional  bool
+	maxKeyLength int
+	slow         time.Duration // SlowCard's processing (Config.SlowProcessing)
+	lookupLag    time.Duration // Config.LookupLag
+	lookupLagOf  func(r *http.Request) time.Duration
 	declines     int     // guarded by mu: declines processed, for their ids
 	planted      Planted // deliberate bugs; zero for the reference
 	store        Store   // nil: keys and charges in memory
 
-	mu      sync.Mutex         // guards keys, charges, declines, rf
-	keys    map[string]*record // by parsed Idempotency-Key (models.ParseKey)
-	charges []models.Charge    // in creation order; ids are ch_%06d of index+1
-	rf      refundBook         // POST/GET /v1/refunds (refund.go)
+	mu   sync.Mutex         // guards keys, stuckKeys, charges, declines, rf, lookups
+	keys map[string]*record // by parsed Idempotency-Key (models.ParseKey)
+	// stuckKeys are the keys the KeyStuckAfterError bug left in flight.
+	stuckKeys map[string]bool
+	charges   []models.Charge   // in creation order; ids are ch_%06d of index+1
+	rf        refundBook        // POST/GET /v1/refunds (refund.go)
+	lookups   map[string][]byte // planted bug KeyedLookupCached: a keyed lookup's first body
 	// accounts[i] is the account (AccountScope) that created charges[i].
 	accounts []string
 }
@@ -70,15 +104,26 @@ func New(cfg Config) *Provider {
 		now:          cfg.Now,
 		beforeCommit: cfg.BeforeCommit,
 		keyOptional:  cfg.KeyOptional,
+		maxKeyLength: cfg.MaxKeyLength,
+		slow:         cfg.SlowProcessing,
+		lookupLag:    cfg.LookupLag,
+		lookupLagOf:  cfg.LookupLagOf,
 		planted:      cfg.Planted,
 		store:        cfg.Store,
 		keys:         make(map[string]*record),
+		stuckKeys:    make(map[string]bool),
+	}
+	if p.maxKeyLength <= 0 {
+		p.maxKeyLength = DefaultMaxKeyLength
 	}
 	if p.retention <= 0 {
 		p.retention = DefaultRetention
 	}
 	if p.now == nil {
 		p.now = time.Now
+	}
+	if p.slow <= 0 {
+		p.slow = DefaultSlowProcessing
 	}
 	return p
 }
@@ -101,12 +146,15 @@ func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if p.planted.ErrorsNotProblemDetails { // planted bug: ErrorsNotProblemDetails
 		w = plainErrors{w}
 	}
+	if p.hangOnStrayHeader(r) { // planted bug: StrayHeaderHangs
+		return
+	}
 	if resourcePath(r.URL.Path) == models.RefundsPath {
 		p.serveRefunds(w, r)
 		return
 	}
 	if resourcePath(r.URL.Path) != chargesPath {
-		writeProblem(w, http.StatusNotFound, "no such resource: "+r.URL.Path)
+		p.routerError(w, r, http.StatusNotFound, "no such resource: "+r.URL.Path)
 		return
 	}
 	switch r.Method {
@@ -116,7 +164,7 @@ func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.find(w, r)
 	default:
 		w.Header().Set("Allow", "GET, POST")
-		writeProblem(w, http.StatusMethodNotAllowed, r.Method+" is not allowed on "+chargesPath)
+		p.routerError(w, r, http.StatusMethodNotAllowed, r.Method+" is not allowed on "+chargesPath)
 	}
 }
 

@@ -57,13 +57,13 @@ func (p *Provider) serveRefunds(w http.ResponseWriter, r *http.Request) {
 // store. Over a Store the key is the account's under "refunds/"
 // (storeKey) and the ledger decides atomically (Store.AddRefund).
 func (p *Provider) refund(w http.ResponseWriter, r *http.Request) {
-	key, ok := requestKey(w, r)
+	key, ok := p.requestKey(w, r)
 	if !ok {
 		return
 	}
 	req, err := decodeRefund(w, r)
 	if err != nil {
-		writeProblem(w, http.StatusBadRequest, err.Error())
+		writeBodyError(w, err)
 		return
 	}
 	if p.store != nil {
@@ -279,16 +279,16 @@ func (p *Provider) RefundsFrom(i int) []models.Refund {
 	return append([]models.Refund(nil), p.rf.refunds[i:]...)
 }
 
-// decodeRefund reads one JSON models.RefundRequest (at most maxBodyBytes)
+// decodeRefund reads one JSON models.RefundRequest (at most MaxBodyBytes)
 // and validates it: a charge id, amount > 0, a merchant_reference.
 func decodeRefund(w http.ResponseWriter, r *http.Request) (models.RefundRequest, error) {
 	var req models.RefundRequest
 	if r.Body == nil {
 		return req, errors.New("the request body is required")
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	if err := dec.Decode(&req); err != nil {
-		return req, fmt.Errorf("the request body is not a refund request: %v", err)
+		return req, fmt.Errorf("the request body is not a refund request: %w", err)
 	}
 	if dec.Decode(&struct{}{}) != io.EOF {
 		return req, errors.New("the request body has data after the JSON object")

@@ -28,6 +28,9 @@ func resourcePath(path string) string {
 // scopes the key itself. The planted bugs GlobalKeyScope and
 // PathSensitiveKey change it (planted_shapes.go).
 func (p *Provider) memoryKey(r *http.Request, key string) string {
+	if p.planted.NormalisedKey { // planted bug: NormalisedKey
+		key = strings.ToLower(key)[:min(len(key), 32)]
+	}
 	scoped := AccountScope(r) + ":" + key
 	if p.planted.GlobalKeyScope { // planted bug: GlobalKeyScope
 		scoped = key
@@ -44,6 +47,9 @@ func (p *Provider) memoryKey(r *http.Request, key string) string {
 // insignificant whitespace are one request (draft §2.4). The planted bug
 // OrderSensitiveFingerprint fingerprints the raw bytes instead.
 func (p *Provider) fingerprintOf(req models.ChargeRequest, raw []byte) string {
+	if fp, ok := p.prefixFingerprint(raw); ok { // planted bug: FingerprintPrefix
+		return fp
+	}
 	if p.planted.OrderSensitiveFingerprint { // planted bug: OrderSensitiveFingerprint
 		sum := sha256.Sum256(raw)
 		return hex.EncodeToString(sum[:])

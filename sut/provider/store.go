@@ -174,7 +174,7 @@ func (p *Provider) processStored(w http.ResponseWriter, r *http.Request, t Taken
 		storeUnavailable(w)
 		return
 	}
-	res.ContentType = "application/json"
+	res.ContentType = mediaTypeOf(res.Status)
 	done = true
 	if t.Key != "" {
 		_ = p.store.Finish(ctx, t, res)
@@ -186,6 +186,7 @@ func (p *Provider) processStored(w http.ResponseWriter, r *http.Request, t Taken
 // account's: 201 with the charge, or 402 with a numbered decline.
 func (p *Provider) chargeStored(account string, req models.ChargeRequest) func(context.Context) (Stored, error) {
 	return func(ctx context.Context) (Stored, error) {
+		p.slowDown(req.Source)
 		if req.Source == tokDeclined {
 			n, err := p.store.NextDecline(ctx)
 			return Stored{Status: http.StatusPaymentRequired, Body: mustJSON(p.decline(n))}, err

@@ -75,8 +75,8 @@ func pathOf(kind string) string {
 	return chargesPath
 }
 
-// maxFormBytes caps a form body, as maxBodyBytes caps a JSON one.
-const maxFormBytes = maxBodyBytes
+// maxFormBytes caps a form body, as MaxBodyBytes caps a JSON one.
+const maxFormBytes = MaxBodyBytes
 
 func (s stripeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimSuffix(r.URL.Path, "/")

@@ -47,6 +47,9 @@ type Config struct {
 	// RunID tags every merchant reference of the run; default a fresh
 	// random id.
 	RunID string
+	// Hooks are the lifecycle hooks (--hook-restart, …; IDEMCHECK_HOOK_*);
+	// Validate puts each set one over the profile's lifecycle.hooks.
+	Hooks Hooks
 }
 
 // Limits are a run's budgets; a run stops with INCONCLUSIVE verdicts
@@ -155,6 +158,11 @@ func FromEnv() (Config, error) {
 		}
 		c.Limits.MaxDuration = d
 	}
+	h, err := hooksFromEnv()
+	if err != nil {
+		return c, err
+	}
+	c.Hooks = h
 	if c.ProfilePath != "" {
 		p, err := LoadProfile(c.ProfilePath)
 		if err != nil {
@@ -213,6 +221,10 @@ func (c Config) Validate() (Config, error) {
 		return c, err
 	}
 	c.Profile = p
+	if err := c.Hooks.check(); err != nil {
+		return c, fmt.Errorf("remote: %w", err)
+	}
+	c.Hooks = p.Lifecycle.Hooks.Over(c.Hooks)
 	if p.Environment == EnvProduction {
 		return c, fmt.Errorf("%w: profile %q declares environment production", ErrLiveCredential, p.Name)
 	}

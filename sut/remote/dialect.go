@@ -49,17 +49,43 @@ func dialectNamed(name, replayHeader string, maxBody int64) (Dialect, error) {
 }
 
 // referenceDialect sends docs/provider-api.md requests unchanged, to base.
-type referenceDialect struct{}
+// A create's answer in the profile's own status for a key in flight
+// (statuses.in_flight: 425, 429 or 503 for some providers) is read as
+// 409, and in its own status for a reused key with another body
+// (statuses.mismatch) as 422, unless that status is 400, which a
+// missing key or an invalid body also answer (docs/profiles.md).
+type referenceDialect struct {
+	statuses Statuses // the profile's; 0 fields are the draft's 400 / 422 / 409
+}
 
 func (referenceDialect) Name() string { return DialectReference }
 
-func (referenceDialect) Send(next http.RoundTripper, base *url.URL, key APIKey, req *http.Request) (*http.Response, error) {
+func (d referenceDialect) Send(next http.RoundTripper, base *url.URL, key APIKey, req *http.Request) (*http.Response, error) {
 	out := req.Clone(req.Context())
 	out.URL = onBase(base, req.URL.Path, req.URL.RawQuery)
 	out.Host = ""
 	out.RequestURI = ""
 	authorize(out, key)
-	return next.RoundTrip(out)
+	resp, err := next.RoundTrip(out)
+	if err == nil && req.Method == http.MethodPost {
+		d.mapStatus(resp)
+	}
+	return resp, err
+}
+
+// mapStatus rewrites a create's answer in the profile's in-flight or
+// mismatch status to the draft's 409 or 422; the body and headers stay.
+func (d referenceDialect) mapStatus(resp *http.Response) {
+	to := 0
+	switch s := resp.StatusCode; {
+	case d.statuses.InFlight != 0 && s == d.statuses.InFlight:
+		to = http.StatusConflict
+	case d.statuses.Mismatch != 0 && d.statuses.Mismatch != http.StatusBadRequest && s == d.statuses.Mismatch:
+		to = http.StatusUnprocessableEntity
+	}
+	if to != 0 && to != resp.StatusCode {
+		resp.StatusCode, resp.Status = to, strconv.Itoa(to)+" "+http.StatusText(to)
+	}
 }
 
 // onBase is base with path appended to its own path and query set.

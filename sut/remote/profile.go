@@ -44,11 +44,114 @@ type Profile struct {
 	// learn which form the provider accepts; the stripe dialect always
 	// sends the bare token.
 	KeyForm string `json:"key_form,omitempty"`
+	// MaxKeyLength is the longest Idempotency-Key the provider accepts, in
+	// characters of the key (inside a Structured Field String's quotes; a
+	// bare token's whole value): one longer is refused with 400. 0 (the
+	// default) publishes none, and long-key-refused is NOT JUDGED. The
+	// reference provider's and Stripe's is 255 (docs/profiles.md).
+	MaxKeyLength int `json:"max_key_length,omitempty"`
+	// MaxBodyBytes is the largest create body the provider accepts, in
+	// bytes; a longer one must be refused with 413 and charge nothing
+	// (body-over-limit-refused). 0: none published (that requirement is
+	// NOT JUDGED). The reference provider's is provider.MaxBodyBytes
+	// (256 KiB).
+	MaxBodyBytes int64 `json:"max_body_bytes,omitempty"`
+	// SlowTrigger names a test value that makes the sandbox process a
+	// create slowly, as Stripe-like sandboxes publish test card tokens
+	// and amounts that change processing; nil: none published
+	// (slow-request-charged-once is NOT JUDGED).
+	SlowTrigger *SlowTrigger `json:"slow_trigger,omitempty"`
+	// LookupLag is how long after a charge is made the provider's lookup
+	// by merchant reference may still not list it, as a Go duration
+	// ("45s"): an eventually consistent lookup, such as Stripe's search
+	// ("searchable in under 1 minute" normally, "up to an hour behind
+	// during outages": docs.stripe.com/search, "Data freshness"). ""
+	// (the default) or "0s": listed at once. At most MaxLookupLag (10
+	// min). The property against the URL waits it out, in real time,
+	// before each reconciliation that follows a create, so the reference
+	// client never reads a lagging empty lookup as final; the
+	// certification's requirements wait it out before each lookup by
+	// reference that follows a create or refund (docs/profiles.md).
+	LookupLag string `json:"lookup_lag,omitempty"`
 	// Lookup is how charges are found by merchant reference:
 	// "merchant_reference" (reference dialect) or "metadata_search"
 	// (stripe dialect). Informational.
 	Lookup string `json:"lookup,omitempty"`
+	// Lifecycle is what the provider publishes about restarts, its store
+	// and its in-flight lease, and the hooks that cause them (Lifecycle).
+	Lifecycle Lifecycle `json:"lifecycle"`
 }
+
+// SlowTrigger is a profile's slow trigger: a create paid with Source, or
+// for Amount (minor units), is processed for at least Duration before it
+// is answered. Exactly one of Source and Amount is set.
+type SlowTrigger struct {
+	// Source is the card token that slows processing ("tok_visa_slow").
+	Source string `json:"source,omitempty"`
+	// Amount is the amount, in minor units, that slows processing.
+	Amount int64 `json:"amount,omitempty"`
+	// Duration is how long such a create is processed, a Go duration
+	// from MinSlowTrigger (1 s) to MaxSlowTrigger (1 min): the
+	// requirement waits it out.
+	Duration string `json:"duration"`
+}
+
+// The bounds of SlowTrigger.Duration: a requirement waits it out, so it
+// is kept short.
+const (
+	MinSlowTrigger = time.Second
+	MaxSlowTrigger = time.Minute
+)
+
+// Length is the trigger's duration (0 when it does not parse: a profile
+// read by LoadProfile has been checked).
+func (s SlowTrigger) Length() time.Duration {
+	d, _ := time.ParseDuration(s.Duration)
+	return d
+}
+
+// check says why s is not a usable slow trigger, or nil.
+func (s SlowTrigger) check() error {
+	if (s.Source == "") == (s.Amount <= 0) {
+		return errors.New("slow_trigger: exactly one of source (a card token) and amount (minor units, positive)")
+	}
+	d, err := time.ParseDuration(s.Duration)
+	if err != nil || d < MinSlowTrigger || d > MaxSlowTrigger {
+		return fmt.Errorf("slow_trigger.duration %q: a Go duration from %s to %s", s.Duration, MinSlowTrigger, MaxSlowTrigger)
+	}
+	return nil
+}
+
+// MaxLookupLag is the longest lookup_lag a profile may publish: 10 min,
+// a third of the reference client's 30 min abandon horizon, and what a
+// run can afford to wait before a reconciliation.
+const MaxLookupLag = 10 * time.Minute
+
+// LookupLagDuration is the profile's lookup lag (LookupLag), 0 when none
+// is published; check has refused one that does not parse.
+func (p Profile) LookupLagDuration() time.Duration {
+	d, _ := time.ParseDuration(p.LookupLag)
+	return d
+}
+
+// checkLookupLag says why lag is not a usable lookup_lag, or nil.
+func checkLookupLag(lag string) error {
+	if lag == "" {
+		return nil
+	}
+	d, err := time.ParseDuration(lag)
+	if err != nil || d < 0 || d > MaxLookupLag {
+		return fmt.Errorf("lookup_lag %q: a Go duration from 0s to %s (left out: none)", lag, MaxLookupLag)
+	}
+	return nil
+}
+
+// The bounds of Profile.MaxBodyBytes: room for a create, and a body the
+// harness can send.
+const (
+	MinMaxBodyBytes = 1 << 10
+	MaxMaxBodyBytes = 1 << 30
+)
 
 // The key forms a profile may pin (Profile.KeyForm) and a run may use
 // (Provider.SetKeyForm): draft-ietf-httpapi-idempotency-key-header §2.1
@@ -120,7 +223,8 @@ const DefaultRetentionWindow = 24 * time.Hour
 // DraftProfile is what a provider without a profile is judged against:
 // the draft alone (draft-ietf-httpapi-idempotency-key-header), none of
 // refprovider's own claims — keys not declared required (missing-key is
-// INCONCLUSIVE), errors not declared stored, no replay header, the
+// PASS when keyless creates are refused, else NOT OFFERED with the
+// keyless retry's charges), no maximum key length, errors not declared stored, no replay header, the
 // draft's statuses (400 / 422 / 409; the stripe dialect's 400 for a
 // mismatch), a 24 h window. Used when IDEMCHECK_PROFILE is unset.
 func DraftProfile(dialect string) Profile {
@@ -145,7 +249,9 @@ func ReferenceProfile() Profile {
 		RetentionWindow: Duration(DefaultRetentionWindow), KeyRequired: true, ErrorsStored: true,
 		ReplayHeader: "Idempotent-Replayed",
 		Statuses:     Statuses{MissingKey: 400, Mismatch: 422, InFlight: 409},
-		Accounts:     1, Lookup: "merchant_reference",
+		Accounts:     1, Lookup: "merchant_reference", MaxKeyLength: 255,
+		MaxBodyBytes: 256 << 10,
+		SlowTrigger:  &SlowTrigger{Source: "tok_visa_slow", Duration: "2s"},
 	}
 }
 

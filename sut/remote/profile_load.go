@@ -171,6 +171,11 @@ const maxProfileName = 100
 // (a final refusal the client must not retry), in_flight a 4xx or 5xx
 // (409 by the draft; some providers answer 425, 429 or 503); accounts 0
 // (the default, 1) or more.
+// maxKeyLengthLimit bounds a profile's max_key_length: the requirement
+// sends a key one character longer in a header, and servers commonly
+// refuse a header block over 8 KiB.
+const maxKeyLengthLimit = 4096
+
 func (p Profile) check() error {
 	if len(p.Name) > maxProfileName || strings.IndexFunc(p.Name, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
 		return fmt.Errorf("name %q: at most %d printable characters", p.Name, maxProfileName)
@@ -187,6 +192,9 @@ func (p Profile) check() error {
 	case "", KeyFormQuoted, KeyFormBare:
 	default:
 		return fmt.Errorf("key_form %q is not quoted or bare (left out: learned by the preflight)", p.KeyForm)
+	}
+	if p.MaxKeyLength < 0 || p.MaxKeyLength > maxKeyLengthLimit {
+		return fmt.Errorf("max_key_length %d: 0 (none published) to %d characters", p.MaxKeyLength, maxKeyLengthLimit)
 	}
 	if p.ReplayHeader != "" && !isToken(p.ReplayHeader) {
 		return fmt.Errorf("replay_header %q is not a header field name (letters, digits and !#$%%&'*+-.^_`|~; no space, colon, CR or LF)", p.ReplayHeader)
@@ -206,7 +214,18 @@ func (p Profile) check() error {
 	if p.Accounts < 0 {
 		return fmt.Errorf("accounts %d: at least 1 (0 or left out: 1)", p.Accounts)
 	}
-	return nil
+	if err := checkLookupLag(p.LookupLag); err != nil {
+		return err
+	}
+	if p.MaxBodyBytes != 0 && (p.MaxBodyBytes < MinMaxBodyBytes || p.MaxBodyBytes > MaxMaxBodyBytes) {
+		return fmt.Errorf("max_body_bytes %d: from %d to %d (0 or left out: none published)", p.MaxBodyBytes, MinMaxBodyBytes, MaxMaxBodyBytes)
+	}
+	if p.SlowTrigger != nil {
+		if err := p.SlowTrigger.check(); err != nil {
+			return err
+		}
+	}
+	return p.Lifecycle.check()
 }
 
 // oneLine is s with CR and LF replaced by spaces, for a one-line refusal.

@@ -34,6 +34,9 @@ type Provider struct {
 	// form is the key form creates are sent in (SetKeyForm); shared with
 	// Account2.
 	form *atomic.Pointer[string]
+	// hooks is the property's lifecycle faults so far (hookfaults.go);
+	// shared with Account2.
+	hooks *hookFaults
 }
 
 // New validates cfg (Config.Validate: live keys and production profiles
@@ -45,6 +48,9 @@ func New(cfg Config) (*Provider, error) {
 		return nil, err
 	}
 	d, _ := dialectNamed(cfg.Dialect, cfg.Profile.ReplayHeader, cfg.Limits.MaxBody) // Validate checked the name
+	if _, ok := d.(referenceDialect); ok {
+		d = referenceDialect{statuses: cfg.Profile.Statuses}
+	}
 	base, _ := url.Parse(cfg.BaseURL)
 	if cfg.RunID == "" {
 		cfg.RunID = newRunID()
@@ -52,7 +58,7 @@ func New(cfg Config) (*Provider, error) {
 	reports.RegisterSecret(cfg.APIKey.Reveal(), RedactedKey)
 	reports.RegisterSecret(cfg.SecondAPIKey.Reveal(), RedactedKey2)
 	m := NewMeter(cfg.Limits)
-	p := &Provider{cfg: cfg, base: base, dialect: d, meter: m, next: newWire(cfg, m), key: cfg.APIKey, mu: new(sync.Mutex), refs: new([]string), form: new(atomic.Pointer[string])}
+	p := &Provider{cfg: cfg, base: base, dialect: d, meter: m, next: newWire(cfg, m), key: cfg.APIKey, mu: new(sync.Mutex), refs: new([]string), form: new(atomic.Pointer[string]), hooks: new(hookFaults)}
 	p.SetKeyForm(cfg.Profile.KeyForm)
 	return p, nil
 }

@@ -269,9 +269,11 @@ func missing(name string) error {
 // cards maps Stripe's test tokens and PaymentMethods
 // (https://docs.stripe.com/testing) onto the card tokens of
 // docs/provider-api.md: the approving cards onto themselves, every
-// decline onto tok_chargeDeclined.
+// decline onto tok_chargeDeclined; and the reference provider's slow
+// trigger, tok_visa_slow (not Stripe's: profiles/reference-stripe.json
+// publishes it), onto itself.
 var cards = map[string]string{
-	"tok_visa": "tok_visa", "pm_card_visa": "tok_visa",
+	"tok_visa": "tok_visa", "pm_card_visa": "tok_visa", "tok_visa_slow": "tok_visa_slow",
 	"tok_mastercard": "tok_mastercard", "pm_card_mastercard": "tok_mastercard",
 	"tok_chargeDeclined": models.DeclinedCard, "pm_card_chargeDeclined": models.DeclinedCard,
 	"tok_chargeDeclinedInsufficientFunds": models.DeclinedCard, "pm_card_chargeDeclinedInsufficientFunds": models.DeclinedCard,

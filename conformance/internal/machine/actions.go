@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/checkout"
+	"github.com/idemcheck/idemcheck/faults"
+	"github.com/idemcheck/idemcheck/internal/stackgrow"
 	"github.com/idemcheck/idemcheck/models"
 	"github.com/idemcheck/idemcheck/sut/client"
 	"pgregory.net/rapid"
@@ -55,6 +57,9 @@ func (m *Machine) Actions() map[string]func(*rapid.T) {
 		"refund":                m.refund, // actions_refund.go
 	}
 	m.inflightActions(actions)
+	if !m.w.real { // actions_overlap.go: in virtual time, where the overlap is placed exactly
+		actions["reconcile-during-checkout"] = m.resendDuringReconcile
+	}
 	for name, a := range actions {
 		actions[name] = m.live(a)
 	}
@@ -68,8 +73,43 @@ func (m *Machine) openOrder(t *rapid.T) {
 	}
 	total := int64(ints(100, 99999).Draw(t, "total"))
 	currency := currencyGen.Draw(t, "currency")
-	m.step("open-order", fmt.Sprintf("total=%d %s", total, currency))
+	args := fmt.Sprintf("total=%d %s", total, currency)
+	// Drawn in virtual time only: the real-time runs (Redis, WireMock, a
+	// URL) keep the draws they had before (redis-lease-too-short survived
+	// the matrix's seed 1 with this draw made there too).
+	lag := faults.Fault{Kind: faults.KindPass}
+	if len(m.w.orders) == 0 && !m.w.real {
+		shape := ints(0, 3).Draw(t, "key_shape")
+		if shape == 3 {
+			// A quarter of the sequences: a busy UUIDv7 client's keys
+			// (keySource.SetBusy), from the first order on.
+			m.w.keys.SetBusy()
+			args += "; keys of a busy UUIDv7 client (one prefix, a counter)"
+		}
+		if m.w.lagsLookups() {
+			// Five in eight: an eventually consistent provider, from the
+			// first order on, from the same draws (faults.LookupLagFor).
+			if lag = faults.LookupLagFor(shape, total); lag.Kind == faults.KindLookupLag {
+				args += "; the provider's lookups lag " + lag.Delay.String() + " (" + string(lag.Kind) + ")"
+			}
+		}
+	}
+	m.step("open-order", args)
+	m.w.faults.LagLookups(lag)
 	m.w.openOrder("shopper", total, currency)
+}
+
+// lagsLookups reports whether the sequence may draw a lookup lag
+// (faults.LookupLagFor): in virtual time only, as key_shape, and for a
+// client under test only when its abandon horizon exceeds the longest lag
+// plus the longest processing time (the contract in
+// faults/lookup_lag.go). The reference client, mutated or not, always:
+// its horizon is 30 min.
+func (w *World) lagsLookups() bool {
+	if w.real {
+		return false
+	}
+	return w.cfg.Under == nil || w.ccfg.AbandonAfter > faults.MaxLookupLag+faults.SlowPastTotalDelay
 }
 
 // drawOrder picks an order that is not Paid yet, skipping the action when
@@ -151,6 +191,7 @@ func (m *Machine) doubleClick(t *rapid.T) {
 	for i := 0; i < n; i++ {
 		cli := m.w.instance(i % m.w.cfg.Instances) // behind a load balancer, clicks land on the instances in turn
 		go func(i int) {
+			stackgrow.To(stackgrow.Check)
 			m.w.pause(time.Duration(i) * gap) // this click starts i gaps later
 			done <- m.w.checkout(cli, fmt.Sprintf("click %d", i+1), o, card)
 		}(i)
@@ -173,10 +214,12 @@ func (m *Machine) callbackRace(t *rapid.T) {
 	cli, other := m.w.cli, m.w.instance(1%m.w.cfg.Instances) // the callback may reach another instance
 	done := make(chan struct{}, 2)
 	go func() {
+		stackgrow.To(stackgrow.Check)
 		m.w.checkout(cli, "shopper", o, card)
 		done <- struct{}{}
 	}()
 	go func() {
+		stackgrow.To(stackgrow.Check)
 		m.w.pause(gap)
 		m.w.callback(other, o, card)
 		done <- struct{}{}
@@ -267,6 +310,7 @@ func (m *Machine) crashAfter(o models.Order, card string, after time.Duration) {
 	cli := m.w.cli
 	done := make(chan struct{}, 1)
 	go func() {
+		stackgrow.To(stackgrow.Check)
 		m.w.checkout(cli, "shopper", o, card)
 		done <- struct{}{}
 	}()

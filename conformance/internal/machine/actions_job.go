@@ -16,8 +16,11 @@ const (
 
 // drawJobDown draws, for a time step of jobDownFrom or more, whether it is
 // instead jobDownStep (25 h) with the scheduled reconciliation job down
-// all through it (a failed deploy, a stuck worker: a real case) — one in
-// two. A job that is down does not run at the end of the step, so an
+// all through it (a failed deploy, a stuck worker: a real case) — three
+// in four. At one in two, stale-key-resend was caught within 100 checks
+// at rapid's default 30 steps on seeds 1 and 3 of 1-5 (4 of seeds 1-8);
+// at three in four on 1, 2, 3 and 5 (8 of seeds 1-10). A job that is
+// down does not run at the end of the step, so an
 // attempt left Open outlives the provider's retention window and the
 // client must not resend its key (no-stale-key). It is a draw after the
 // step's duration, so sequences without it keep their shape, and it
@@ -25,5 +28,5 @@ const (
 // liveness runs regardless: the job is repaired before convergence is
 // judged.
 func drawJobDown(t *rapid.T) bool {
-	return ints(0, 1).Draw(t, "job_down") == 1
+	return ints(0, 3).Draw(t, "job_down") != 0
 }

@@ -103,6 +103,15 @@ func (c Config) WithDefaults() (Config, error) {
 // IsRemote reports whether the provider under test is a URL.
 func (c Config) IsRemote() bool { return remote.IsURL(c.Provider) }
 
+// remoteLookupLag is the lookup lag the URL's profile publishes
+// (lookup_lag), 0 for a run that is not against a URL.
+func (c Config) remoteLookupLag() time.Duration {
+	if !c.IsRemote() || c.Remote == nil {
+		return 0
+	}
+	return c.Remote.Profile().LookupLagDuration()
+}
+
 // OnRedis reports whether the embedded provider keeps its store in Redis.
 func (c Config) OnRedis() bool { return c.ProviderStore == StoreRedis }
 

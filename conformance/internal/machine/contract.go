@@ -7,6 +7,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/checkout"
 	"github.com/idemcheck/idemcheck/conformance/check"
+	"github.com/idemcheck/idemcheck/internal/stackgrow"
 )
 
 // ClientAPI names the failure of a client under test that breaks its own
@@ -35,6 +36,7 @@ func (w *World) guarded(what string, call func() checkout.Result) checkout.Resul
 	}
 	done := make(chan checkout.Result, 1)
 	go func() {
+		stackgrow.To(stackgrow.Check)
 		defer func() {
 			if p := recover(); p != nil {
 				done <- checkout.Result{Outcome: checkout.Failed, Err: fmt.Errorf("%s panicked", what)}

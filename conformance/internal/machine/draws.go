@@ -16,6 +16,7 @@ var (
 	advanceGen      = rapid.SampledFrom(advanceSteps)
 	refundKindGen   = rapid.SampledFrom(refundKinds)
 	secondClickGen  = rapid.SampledFrom(secondClicks)
+	refundLostGen   = rapid.Bool()
 )
 
 // intGens holds ints' generators by their bounds.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/idemcheck/idemcheck/internal/stackgrow"
 	"github.com/idemcheck/idemcheck/models"
 	"pgregory.net/rapid"
 )
@@ -53,14 +54,17 @@ func (m *Machine) doubleClickMismatch(t *rapid.T) {
 	done := make(chan struct{})
 	start := m.w.clock.Now()
 	go func() {
+		stackgrow.To(stackgrow.Check)
 		defer close(done)
 		m.w.checkout(m.w.cli, "click 1", o, card)
 	}()
 	m.w.pause(gap)
 	if a, ok := m.w.openAttemptOf(o.ID); ok && heldAtProvider(m.w.hist.Snapshot().Exchanges, a.IdempotencyKey, start) {
-		body := models.ChargeRequest{
-			Amount: a.Amount, Currency: a.Currency, Source: cards[card],
-			Description: fmt.Sprintf("Bookstore order %d", o.ID), MerchantReference: a.Reference(),
+		body, copied := m.w.recordedBody(a.IdempotencyKey) // the client's own body (recorded.go)
+		if !copied {
+			<-done
+			m.w.lastCard[o.ID] = card
+			return
 		}
 		if second == "another amount" {
 			body.Amount++

@@ -18,9 +18,26 @@ import (
 // its values depend on earlier runs, which is why the harness cannot use it
 // here; the reference client still defaults to it. Safe for concurrent use.
 type keySource struct {
-	mu  sync.Mutex // guards rng
+	mu  sync.Mutex // guards rng, busy, base, n
 	rng *rand.ChaCha8
 	now func() time.Time
+	// busy: Key makes a busy UUIDv7 client's keys (SetBusy).
+	busy bool
+	base uuid.UUID // the first key made busy
+	n    uint16    // busy keys made after base
+}
+
+// SetBusy switches Key to the keys of a busy UUIDv7 client (issue 28):
+// every key from then on is the first busy key with a counter in its last
+// 16 bits, as RFC 9562 §6.2's fixed-length counter makes keys of one
+// millisecond, so the keys of a sequence share their first 32 characters
+// and differ only in the last 4. A provider that truncates or folds keys
+// merges two such intents. UUID (attempt ids) is unchanged, and so is the
+// stream: a busy key still takes one UUID's worth of it.
+func (k *keySource) SetBusy() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.busy = true
 }
 
 func newKeySource(now func() time.Time) *keySource {
@@ -59,4 +76,18 @@ func (k *keySource) UUID() uuid.UUID {
 }
 
 // Key returns the next key as a string.
-func (k *keySource) Key() string { return k.UUID().String() }
+func (k *keySource) Key() string {
+	u := k.UUID()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if !k.busy {
+		return u.String()
+	}
+	if k.base == (uuid.UUID{}) {
+		k.base = u
+	}
+	u = k.base
+	u[14], u[15] = byte(k.n>>8), byte(k.n)
+	k.n++
+	return u.String()
+}

@@ -156,14 +156,18 @@ func (m *Machine) step(action, args string) {
 // In real time their durations are scaled like the client's timeouts
 // (Config.TimeScale), so the report shows the delays that really happened.
 func (m *Machine) drawFaults(t *rapid.T) []faults.Fault {
-	gen := faults.ScheduleGen
-	switch {
+	var gen *rapid.Generator[[]faults.Fault]
+	switch n := m.w.cfg.MaxSchedule; {
 	case m.w.cfg.OnRedis():
-		gen = faults.StoreScheduleGen // the provider's own store fails too
+		gen = faults.StoreScheduleGen(n) // the provider's own store fails too
 	case m.w.real:
-		gen = faults.PlainScheduleGen // no hang-up or outage in real time (faults/gen.go)
+		// No hang-up or outage in real time (faults/gen.go); against a
+		// URL with hooks, its restarts and store outages (lifecycle.go).
+		gen = faults.LifecycleScheduleGen(n, m.w.drawRestart, m.w.drawOutage)
+	default:
+		gen = faults.ScheduleGen(n)
 	}
-	fs := gen(m.w.cfg.MaxSchedule).Draw(t, "faults")
+	fs := gen.Draw(t, "faults")
 	if m.w.real {
 		for i := range fs {
 			fs[i].Delay = m.w.scale(fs[i].Delay)
@@ -192,6 +196,9 @@ func (m *Machine) stepWith(action, args string, fs []faults.Fault) {
 // check runs the safety invariants after a step, judging only what the
 // step added (check.Checker; stepVerdict).
 func (m *Machine) check(*rapid.T) {
+	if err := m.w.endOutage(); err != nil && m.failed == nil && m.known == nil && m.broken == nil {
+		m.halt(err)
+	}
 	m.evaluateBy(m.safety(), m.w.StepSnapshot, m.stepVerdict)
 }
 

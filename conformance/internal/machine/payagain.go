@@ -26,6 +26,21 @@ func (m *Machine) payAbandonedAgain() {
 		if m.failed != nil || m.known != nil || m.broken != nil {
 			return
 		}
+		if res.Outcome == checkout.Pending && m.outlasted(sent) {
+			// The provider was still processing the pay-again's create
+			// when the client gave up on it (a provider slower than the
+			// client's timeouts, in real time): an unknown outcome the
+			// client is right to report. Reconciliation must settle it.
+			w.clock.Advance(w.ccfg.TotalTimeout + w.ccfg.MinAge + w.ccfg.Interval)
+			w.reconcile("reconciler (after paying again)")
+			m.evaluate(m.safety())
+			if m.failed != nil || m.known != nil || m.broken != nil {
+				return
+			}
+			if w.order(o.ID).Status == models.OrderPaid {
+				res.Outcome = checkout.Paid
+			}
+		}
 		snap, err := w.Snapshot()
 		if err != nil {
 			m.halt(err)
@@ -48,6 +63,23 @@ func (m *Machine) payAbandonedAgain() {
 				"order %d was paid again under an earlier intent's key", o.ID)))
 		}
 	}
+}
+
+// outlasted reports whether, in real time, a create sent since exchange
+// from reached the provider and was answered only after the client had
+// given up on it, or not yet: the provider outlasted the client's try.
+func (m *Machine) outlasted(from int) bool {
+	if !m.w.real {
+		return false // in virtual time the healed faults leave no slow processing
+	}
+	m.w.Settle()
+	exs := m.w.hist.Snapshot().Exchanges
+	for _, e := range exs[min(from, len(exs)):] {
+		if e.IsPost() && e.Forwarded && e.Done && e.Status == 0 && (!e.ProviderDone || e.ProviderDoneAt.After(e.DoneAt)) {
+			return true
+		}
+	}
+	return false
 }
 
 func asViolation(name string, f check.Finding) *check.ViolationError {

@@ -56,12 +56,22 @@ func (m *Machine) probe(t *rapid.T) {
 	a := settled[ints(0, len(settled)-1).Draw(t, "intent_index")] // an index: rapid logs draws, and an attempt holds a card hash
 	kind := rapid.SampledFrom(m.w.probeKindsFor()).Draw(t, "probe")
 	card := m.w.cardOf(a)
-	m.stepWith("probe-stored-key", fmt.Sprintf("order %d %s, %s", a.OrderID, card, kind), m.drawFaults(t))
-	body := models.ChargeRequest{
-		Amount: a.Amount, Currency: a.Currency, Source: cards[card],
-		Description: fmt.Sprintf("Bookstore order %d", a.OrderID), MerchantReference: a.Reference(),
+	// The body the client recorded for the key, never one rebuilt in the
+	// reference client's format (recordedBody).
+	body, ok := m.w.recordedBody(a.IdempotencyKey)
+	if !ok {
+		t.Skip("no body the client sent under the intent's key to copy")
 	}
 	header := m.w.keyHeader(a.IdempotencyKey)
+	if isNearKind(kind) {
+		near, ok := m.w.nearKey(a.IdempotencyKey, kind)
+		m.stepWith("probe-stored-key", fmt.Sprintf("order %d %s, %s", a.OrderID, card, kind), m.drawFaults(t))
+		if ok { // probe_nearkey.go
+			m.w.send("probe", a.OrderID, "declined", m.w.keyHeader(near), nearIntent(body, a.OrderID, m.steps), "")
+		}
+		return
+	}
+	m.stepWith("probe-stored-key", fmt.Sprintf("order %d %s, %s", a.OrderID, card, kind), m.drawFaults(t))
 	switch kind {
 	case "another amount":
 		body.Amount++

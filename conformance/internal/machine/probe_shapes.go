@@ -82,20 +82,24 @@ func reversedJSON(body models.ChargeRequest) []byte {
 }
 
 // probeKindsFor is probeKinds without kindOtherAccount when the backend
-// cannot serve a second merchant, and stripeProbeKinds in the stripe
-// dialect.
+// cannot serve a second merchant, with the near keys in process, and
+// stripeProbeKinds in the stripe dialect.
 func (w *World) probeKindsFor() []string {
 	if w.stripe {
 		return stripeProbeKinds
 	}
-	if _, ok := w.prov.(backend.Accounts); ok {
-		return probeKinds
-	}
 	var out []string
-	for _, k := range probeKinds {
-		if k != kindOtherAccount {
-			out = append(out, k)
+	if _, ok := w.prov.(backend.Accounts); ok {
+		out = probeKinds
+	} else {
+		for _, k := range probeKinds {
+			if k != kindOtherAccount {
+				out = append(out, k)
+			}
 		}
+	}
+	if !w.real { // the near keys, in process only (probe_nearkey.go)
+		out = append(out[:len(out):len(out)], nearKinds...)
 	}
 	return out
 }

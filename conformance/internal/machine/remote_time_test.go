@@ -32,14 +32,7 @@ import (
 func TestRemoteTimeWaitsForTheProvider(t *testing.T) {
 	const processing = 500 * time.Millisecond // more than the 200 ms attempt timeout
 	prov := provider.New(provider.Config{BeforeCommit: func(*http.Request) { time.Sleep(processing) }})
-	s := httptest.NewServer(prov)
-	t.Cleanup(s.Close)
-	p, err := remote.New(remote.Config{BaseURL: s.URL, RunID: "0d1c2b3a4f5e"})
-	require.NoError(t, err)
-	cfg, err := Config{Provider: s.URL, Remote: p, TimeScale: DefaultTimeScale}.WithDefaults()
-	require.NoError(t, err)
-	w, err := NewWorld(cfg, nil)
-	require.NoError(t, err)
+	w := remoteWorld(t, prov, "0d1c2b3a4f5e")
 	w.ccfg.MaxRetries = -1 // one try, which times out while the provider processes it
 	w.cli = &refClient{w: w, cli: client.New(w.ccfg, w.store)}
 
@@ -56,4 +49,19 @@ func TestRemoteTimeWaitsForTheProvider(t *testing.T) {
 	snap, err := w.Snapshot()
 	require.NoError(t, err)
 	require.Nil(t, check.Evaluate(snap, check.WithoutProviderOnly(check.Safety())))
+}
+
+// remoteWorld is a world whose provider is h on a loopback URL, at the
+// default time scale, its run named runID.
+func remoteWorld(t *testing.T, h http.Handler, runID string) *World {
+	t.Helper()
+	s := httptest.NewServer(h)
+	t.Cleanup(s.Close)
+	p, err := remote.New(remote.Config{BaseURL: s.URL, RunID: runID})
+	require.NoError(t, err)
+	cfg, err := Config{Provider: s.URL, Remote: p, TimeScale: DefaultTimeScale}.WithDefaults()
+	require.NoError(t, err)
+	w, err := NewWorld(cfg, nil)
+	require.NoError(t, err)
+	return w
 }

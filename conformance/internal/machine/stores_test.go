@@ -3,6 +3,7 @@ package machine
 import (
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -15,12 +16,13 @@ import (
 	"github.com/idemcheck/idemcheck/sut/mutants"
 )
 
-// resendDuringReconciliation drives the forced interleaving that kills
+// resendDuringReconciliation drives a forced interleaving that kills
 // pg-unconditional-settle: an attempt left open by dropped requests ages
-// past AbandonAfter, and the shopper's resend on instance 2 lands between
-// the reconciler's read (no charge) and its write. It returns the first
-// violation, nil when every invariant holds.
-func resendDuringReconciliation(t *testing.T, store, mutant string) *check.ViolationError {
+// past AbandonAfter, and race makes the shopper's resend on instance 2
+// land between the reconciler's read (no charge) and its write; a minute
+// later (the resend's charge has landed, however slowly it was processed)
+// it returns the first violation, nil when every invariant holds.
+func resendDuringReconciliation(t *testing.T, store, mutant string, race func(*Machine, models.PaymentAttempt)) *check.ViolationError {
 	var v *check.ViolationError
 	cfg, err := Config{ClientStore: store, Instances: 2}.WithDefaults()
 	require.NoError(t, err)
@@ -43,8 +45,10 @@ func resendDuringReconciliation(t *testing.T, store, mutant string) *check.Viola
 		require.Equal(t, checkout.Pending, res.Outcome)
 		w.lastCard[o.ID] = "visa"
 		w.faults.Heal()
-		mach := &Machine{w: w}
-		mach.raceReconciliation(raceResend)
+		a, ok := w.openAttemptOf(o.ID)
+		require.True(t, ok, "the dropped requests left the attempt Open")
+		race(&Machine{w: w}, a)
+		w.clock.Advance(time.Minute)
 		snap, err := w.Snapshot()
 		require.NoError(t, err)
 		require.Len(t, snap.Charges, 1, "the resend charged the order")
@@ -55,14 +59,32 @@ func resendDuringReconciliation(t *testing.T, store, mutant string) *check.Viola
 	return v
 }
 
-func TestReconciliationRacedByAResendKeepsTheSettledAttempt(t *testing.T) {
-	for _, store := range []string{StoreMemory, StorePostgres} {
-		t.Run(store, func(t *testing.T) {
-			assert.Nil(t, resendDuringReconciliation(t, store, ""), "the reference's conditional abandon leaves the Succeeded attempt alone")
-			v := resendDuringReconciliation(t, store, "pg-unconditional-settle")
-			require.NotNil(t, v, "the unconditional abandon overwrites the Succeeded attempt")
-			assert.Equal(t, check.BooksBalance, v.Invariant)
-		})
+// TestReconciliationRacedByAResendKeepsTheResentAttempt: the two shapes
+// that put the shopper's resend on instance 2 between the reconciler's read
+// and its write. The reconcile action's race (raceResend) resends at the
+// settle point and the charge is recorded at once; reconcile-during-checkout's
+// order drawn with several instances (resendAfterRead) leads the resend
+// with slow processing past the client's total timeout, so the charge
+// lands after the write. The reference's abandon re-checks the row and
+// leaves the resent attempt alone; pg-unconditional-settle abandons it,
+// and the provider's charge then belongs to an abandoned attempt.
+func TestReconciliationRacedByAResendKeepsTheResentAttempt(t *testing.T) {
+	races := map[string]func(*Machine, models.PaymentAttempt){
+		"reconcile": func(m *Machine, _ models.PaymentAttempt) { m.raceReconciliation(raceResend) },
+		"reconcile-during-checkout": func(m *Machine, a models.PaymentAttempt) {
+			m.resendAfterRead(a, "visa", []faults.Fault{{Kind: faults.KindPass}, {Kind: faults.KindSlowPastTotal, Delay: faults.SlowPastTotalDelay}})
+		},
+	}
+	for name, race := range races {
+		for _, store := range []string{StoreMemory, StorePostgres} {
+			t.Run(name+"/"+store, func(t *testing.T) {
+				assert.Nil(t, resendDuringReconciliation(t, store, "", race), "the reference's conditional abandon leaves the resent attempt alone")
+				v := resendDuringReconciliation(t, store, "pg-unconditional-settle", race)
+				require.NotNil(t, v, "the unconditional abandon overwrites the resent attempt")
+				assert.Equal(t, check.BooksBalance, v.Invariant)
+				assert.Contains(t, v.Message, "which the client marked Abandoned")
+			})
+		}
 	}
 }
 

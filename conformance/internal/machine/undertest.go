@@ -140,6 +140,7 @@ func (w *World) dialService(u *UnderTest) checkout.New {
 
 // Close ends what the world started outside the process, last first.
 func (w *World) Close() {
+	_ = w.endOutage() // the store is not left down for the next sequence
 	for i := len(w.closers) - 1; i >= 0; i-- {
 		w.closers[i]()
 	}

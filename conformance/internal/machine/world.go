@@ -14,6 +14,7 @@ import (
 	"github.com/idemcheck/idemcheck/sut/backend"
 	"github.com/idemcheck/idemcheck/sut/client"
 	"github.com/idemcheck/idemcheck/sut/mutants"
+	"github.com/idemcheck/idemcheck/sut/remote"
 )
 
 // Cards are the shopper's cards by label; reports show labels, never tokens.
@@ -48,6 +49,11 @@ type World struct {
 	loopback bool
 	// killable: the provider process can be killed (World.Killable).
 	killable bool
+	// lifecycle is the URL's hooks as the fault layer's Lifecycle (nil
+	// without hooks); drawRestart and drawOutage say which lifecycle
+	// faults drawFaults draws (lifecycle.go).
+	lifecycle               faults.Lifecycle
+	drawRestart, drawOutage bool
 	// closers end what the world started outside the process (a service,
 	// the loopback proxy), last first.
 	closers []func()
@@ -83,7 +89,11 @@ type World struct {
 	auth     clientAuth // what a Go client under test authenticates with (auth.go)
 	// stripe: the embedded provider speaks Stripe's API to the client
 	// under test (UnderTest.Dialect; stripe.go).
-	stripe   bool
+	stripe bool
+	// lagGate waits out the lookup lag a URL's profile publishes before a
+	// reconciliation and before the provider's charges are read
+	// (lookuplag.go); nil elsewhere.
+	lagGate  *remote.LagGate
 	keys     *keySource
 	orders   []models.Order
 	lastCard map[int64]string
@@ -115,8 +125,12 @@ func NewWorld(cfg Config, m *mutants.Mutant) (*World, error) {
 		w.real, w.loopback = true, true
 	case cfg.IsRemote():
 		clock := &faults.OffsetClock{}
-		rb := backend.WithSecondAccount(backend.NewRemote(cfg.Remote, w.hist, clock.Now), asOtherAccount) // merchant B with accounts: 2
+		r := backend.NewRemote(cfg.Remote, w.hist, clock.Now)
+		rb := backend.WithSecondAccount(r, asOtherAccount) // merchant B with accounts: 2
 		w.clock, w.real, w.prov = backend.Clock{OffsetClock: clock, Quiesce: rb.Quiesce}, true, rb
+		if w.lifecycle = r.Lifecycle(); w.lifecycle != nil {
+			w.drawRestart, w.drawOutage = r.Draws()
+		}
 	case cfg.OnRedis():
 		clock := &faults.OffsetClock{}
 		w.real, w.specJudged = true, true
@@ -136,8 +150,14 @@ func NewWorld(cfg Config, m *mutants.Mutant) (*World, error) {
 		// and the sequence: they share the sandbox.
 		w.keys = newRemoteKeySource(w.clock.Now, cfg.Remote.RunID())
 	}
-	w.faults = faults.NewTransport(w.prov.Wire(), w.hist, nil)
+	wire := w.prov.Wire()
+	if lag := cfg.remoteLookupLag(); lag > 0 { // lookuplag.go
+		w.lagGate = remote.NewLagGate(wire, lag)
+		wire = w.lagGate
+	}
+	w.faults = faults.NewTransport(wire, w.hist, nil)
 	w.faults.Now = w.clock.Now
+	w.faults.Lifecycle = w.lifecycle
 	if cfg.Remote != nil {
 		w.faults.MaxBody = cfg.Remote.Config().Limits.MaxBody
 	}
@@ -243,6 +263,7 @@ func (w *World) StepSnapshot() (check.World, error) {
 
 // read is Snapshot, over the synced history when synced.
 func (w *World) read(synced bool) (check.World, error) {
+	w.awaitLookupLag() // against a URL that lags, its lookups are the provider's truth
 	charges, err := w.prov.Charges()
 	if err != nil {
 		return check.World{}, err
@@ -370,6 +391,7 @@ func (w *World) advance(d time.Duration) {
 
 // reconcile runs the reconciliation job once and returns what it said.
 func (w *World) reconcile(actor string) string {
+	w.awaitLookupLag()
 	id := w.hist.BeginOp(models.Operation{Actor: actor, Kind: models.OpReconcile, InvokedAt: w.clock.Now()})
 	said := w.reconcileGuarded(models.WithOp(context.Background(), id), w.cli)
 	w.hist.EndOp(id, func(op *models.Operation) {

@@ -90,8 +90,11 @@ func benchRun(t *testing.T, cfg Config) *runState {
 }
 
 // inMemory reports whether mutant m runs on the embedded provider in
-// memory with the in-memory attempt store (virtual time).
-func inMemory(m mutants.Mutant) bool { return m.RedisStore == nil && m.ClientStore == "" }
+// memory with the in-memory attempt store (virtual time), and the
+// property meets it (not a requirement-only mutant).
+func inMemory(m mutants.Mutant) bool {
+	return m.RedisStore == nil && m.ClientStore == "" && m.Invariant != ""
+}
 
 // exchanges is how many wire exchanges the run's counted sequences made.
 func (r *runState) exchanges() int {

@@ -397,7 +397,7 @@ func (r *runState) record(t *testing.T, rd round, rapidText string) {
 			f.Reproducibility = &rep
 		}
 	}
-	minimal, remedy := minimality(rd.cut, rapidText, rd.shrinks, time.Since(rd.foundAt) >= rapidShrinkTime(), f.Reproducibility)
+	minimal, remedy := minimality(rd.cut, rapidText, rd.shrinks, time.Since(rd.foundAt) >= rapidShrinkTime(), rapidFlag("rapid.failfile") != "", f.Reproducibility)
 	if minimal != "minimal" {
 		f.Notes = append(f.Notes, "This counterexample is "+minimal+": the smallest failing sequence found, maybe not the smallest there is. "+remedy)
 	}

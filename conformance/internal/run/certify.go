@@ -124,6 +124,7 @@ func Certify(t *testing.T, p Certification) (reports.Certification, reports.Cert
 	for i, inv := range cert.Invariants {
 		cert.Invariants[i] = pcfg.Baseline.invariant(inv) // an INCONCLUSIVE one the baseline lists: ACKNOWLEDGED
 	}
+	cert.Hooks = append(cert.Hooks, prov.HookFaultRuns()...) // the property's restarts and store outages (For "property")
 	cert.Finished, cert.Budgets = time.Now().UTC(), prov.Meter().Budgets()
 	cert.Seed, cert.Rerun = p.Seed, rerunCommand(prov.Config(), p)
 	certify.ExplainShown(&cert, pcfg.Shown) // the failures grouped into causes, worst first; what a cause leaves unjudgeable NOT JUDGED
@@ -182,6 +183,14 @@ func rerunCommand(c remote.Config, p Certification) string {
 	}
 	if l.MaxDuration != remote.DefaultMaxDuration {
 		args = append(args, "-budget-duration", l.MaxDuration.String())
+	}
+	for _, h := range []struct{ flag, cmd string }{{"-hook-restart", c.Hooks.Restart}, {"-hook-store-down", c.Hooks.StoreDown}, {"-hook-store-up", c.Hooks.StoreUp}} {
+		if h.cmd != "" {
+			args = append(args, h.flag, h.cmd)
+		}
+	}
+	if c.Hooks.Timeout > 0 {
+		args = append(args, "-hook-timeout", time.Duration(c.Hooks.Timeout).String())
 	}
 	args = append(args, "-seed", strconv.FormatUint(p.Seed, 10), reports.RedactURL(c.BaseURL))
 	for i, a := range args {

@@ -105,9 +105,14 @@ func ParseConcurrency(v string) (int, error) {
 // against a URL, else 1. A replay of one fail file is one; so is a run
 // that checks reproducibility (IDEMCHECK_REPRODUCE), whose child replays
 // each take a share of the budget left, which lanes still sending would
-// spend beside them. A client service over HTTP is parallelism's.
+// spend beside them. A client service over HTTP is parallelism's. So is
+// a URL whose lifecycle hooks are given: a drawn restart or store outage
+// hits every request in flight and every lookup of the provider's truth,
+// another sequence's included, which would then fail or stop for a fault
+// it never drew.
 func (c Config) concurrency() int {
-	if c.Concurrency <= 1 || !c.IsRemote() || c.Reproduce > 0 || rapidFlag("rapid.failfile") != "" {
+	if c.Concurrency <= 1 || !c.IsRemote() || c.Reproduce > 0 || rapidFlag("rapid.failfile") != "" ||
+		c.Remote != nil && c.Remote.Config().Hooks.Any() {
 		return 1
 	}
 	return min(c.Concurrency, MaxConcurrency)

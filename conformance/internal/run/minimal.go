@@ -40,9 +40,11 @@ func flakyAgain(rapidText string) string {
 // that did not fail (timing: the run is in real time, unless the
 // reproducibility check rep then reproduced it every time), a second run
 // that failed otherwise (named: a cause, not timing), or the shrink time
-// (shrinkSpent). shrinks is how many checks rapid ran after finding it
-// (at most 1: it was never shrunk).
-func minimality(cut, rapidText string, shrinks int, shrinkSpent bool, rep *reports.Reproducibility) (minimal, remedy string) {
+// (shrinkSpent), or a replay of a fail file (replayed: -rapid.failfile,
+// which rapid runs first and never shrinks when it fails). shrinks is how
+// many checks rapid ran after finding it (at most 1: it was never
+// shrunk).
+func minimality(cut, rapidText string, shrinks int, shrinkSpent, replayed bool, rep *reports.Reproducibility) (minimal, remedy string) {
 	switch {
 	case strings.HasPrefix(cut, machine.KnownCut+" (listed in the baseline)"):
 		return "not minimal: " + cut,
@@ -74,6 +76,13 @@ func minimality(cut, rapidText string, shrinks int, shrinkSpent bool, rep *repor
 		}
 		return fmt.Sprintf("not minimal: %s did not fail again when rapid ran it a second time (%s), %s", first, why, then),
 			"Give the provider more processing time, or replay it a few times (IDEMCHECK_REPRODUCE), to see how often it fails."
+	case replayed && strings.Contains(rapidText, "failed after 0 tests"):
+		// The fail file failed (rapid's count is then 0) and was not shrunk;
+		// shrinks counts the reproducibility check's runs too. A fail file
+		// that passed, then a first new check that failed and was shrunk,
+		// is labelled a replay as well: never called minimal wrongly.
+		return "not minimal: a replay (rapid runs a fail file as saved and does not shrink it)",
+			"The run that saved the fail file says whether it was minimal (its report's first lines)."
 	case shrinkSpent:
 		return "not minimal: shrink time (-rapid.shrinktime " + rapidShrinkTime().String() + ")",
 			"Raise -rapid.shrinktime (RAPID_SHRINKTIME) to shrink further."

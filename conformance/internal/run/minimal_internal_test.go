@@ -31,20 +31,22 @@ func TestMinimality_TimingOnlyOnEvidence(t *testing.T) {
 	for _, c := range []struct {
 		name, cut, text string
 		shrinks         int
-		spent           bool
+		spent, replayed bool
 		rep             *reports.Reproducibility
 		want, not       string
 	}{
-		{name: "shrunk to its end", text: "[rapid] failed after 3 tests", shrinks: 40, want: "minimal"},
+		{name: "shrunk to its end", text: "[rapid] failed after 3 tests", shrinks: 40, want: "minimal", not: "not minimal"},
 		{name: "budget", cut: "the requests budget is spent", text: rapidFlaky(""), shrinks: 40, want: "not minimal: budget (the requests budget is spent while shrinking)", not: "timing"},
 		{name: "shrink time", text: "[rapid] failed after 3 tests", shrinks: 40, spent: true, want: "not minimal: shrink time", not: "timing"},
 		{name: "passed again", text: rapidFlaky(""), shrinks: 40, want: "did not fail again when rapid ran it a second time (timing: the run is in real time), which ends rapid's shrinking"},
 		{name: "passed again, never shrunk", text: rapidFlaky(""), shrinks: 1, want: "it did not fail again when rapid ran it a second time (timing: the run is in real time), so it was not shrunk"},
 		{name: "passed again, reproduced every time", text: rapidFlaky(""), shrinks: 40, rep: &reports.Reproducibility{Runs: 3, Reproduced: 3}, want: "yet its replays reproduced 3/3: no timing shown", not: "timing: the run"},
+		{name: "a fail file's replay", text: "[rapid] failed after 0 tests", shrinks: 3, replayed: true, want: "not minimal: a replay", not: "timing"},
+		{name: "a fail file that passed, then found and shrunk", text: "[rapid] failed after 3 tests", shrinks: 40, replayed: true, want: "minimal", not: "not minimal"},
 		{name: "failed otherwise", text: rapidFlaky(other), shrinks: 40, want: "failed otherwise when rapid ran it a second time (" + other + ")", not: "timing"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, remedy := minimality(c.cut, c.text, c.shrinks, c.spent, c.rep)
+			got, remedy := minimality(c.cut, c.text, c.shrinks, c.spent, c.replayed, c.rep)
 			assert.Contains(t, got, c.want)
 			if c.not != "" {
 				assert.NotContains(t, got, c.not)

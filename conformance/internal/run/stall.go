@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/conformance/internal/machine"
+	"github.com/idemcheck/idemcheck/internal/stackgrow"
 	"pgregory.net/rapid"
 )
 
@@ -54,6 +55,7 @@ func (r *runState) watch(t *rapid.T, prop func(*rapid.T, *machine.Pulse)) {
 			done <- v
 		}()
 		rapid.SyncTest(t, func(t *rapid.T) {
+			stackgrow.To(stackgrow.Check)
 			p.Beat(0, "the start of the sequence", "the world and the client under test are built")
 			prop(t, p)
 		})
