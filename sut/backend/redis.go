@@ -292,6 +292,13 @@ func (f fenced) AddCharge(ctx context.Context, account string, ch models.Charge)
 	return f.Store.AddCharge(ctx, account, ch)
 }
 
+func (f fenced) CommitCharge(ctx context.Context, t provider.Taken, account string, ch models.Charge) (provider.Stored, provider.CommitVerdict, error) {
+	if f.in.dead.Load() {
+		return provider.Stored{}, provider.CommitUnstored, errDead
+	}
+	return f.Store.CommitCharge(ctx, t, account, ch)
+}
+
 func (f fenced) AddRefund(ctx context.Context, account string, re models.Refund) (models.Refund, provider.RefundVerdict, error) {
 	if f.in.dead.Load() {
 		return re, provider.RefundMade, errDead

@@ -82,11 +82,11 @@ func (p *Provider) refund(w http.ResponseWriter, r *http.Request) {
 }
 
 // refundStored is the refund of req in the Store's ledger, as account's.
-func (p *Provider) refundStored(account string, req models.RefundRequest) func(context.Context) (Stored, error) {
-	return func(ctx context.Context) (Stored, error) {
+func (p *Provider) refundStored(account string, req models.RefundRequest) storedRun {
+	return func(ctx context.Context, _ Taken) (Stored, CommitVerdict, error) {
 		re, v, err := p.store.AddRefund(ctx, account, newRefund(req))
 		status, body := refundAnswer(re, v)
-		return Stored{Status: status, Body: body}, err
+		return Stored{Status: status, Body: body}, CommitUnstored, err
 	}
 }
 

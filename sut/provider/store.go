@@ -36,6 +36,20 @@ type Store interface {
 	// and returns it with its id (ch_%06d, in creation order across every
 	// provider over the store); the whole charge is refundable.
 	AddCharge(ctx context.Context, account string, ch models.Charge) (models.Charge, error)
+	// CommitCharge records ch, made by account, in the ledger and stores
+	// r, its 201 response (Body the charge's JSON once numbered: the
+	// store numbers it), as t's key's response for the retention window,
+	// in one atomic step fenced by t's in-flight marker: a provider killed,
+	// or a store reply lost, between the charge and its response leaves no
+	// charge whose key can be processed again (the window seed article
+	// 004's design leaves open: "işlem başarılı ama response kaydedilemedi").
+	// It answers CommitStored with the response; CommitStored with the
+	// stored response too when the key already holds this request's
+	// completed answer (a commit run again after its reply was lost);
+	// CommitFenced, charging nothing, when another request holds or
+	// completed the key (t's lease ran out); CommitUnstored when t holds no
+	// marker (Token ""): the charge is in the ledger and Finish stores r.
+	CommitCharge(ctx context.Context, t Taken, account string, ch models.Charge) (Stored, CommitVerdict, error)
 	// NextDecline numbers a processed decline (1, 2, …).
 	NextDecline(ctx context.Context) (int, error)
 	// Charges is the whole ledger in creation order.
@@ -64,6 +78,16 @@ const (
 	TakeMismatch                    // 422: the key belongs to another request body
 	TakeInFlight                    // 409: another request holds the key
 	TakeReplay                      // the key completed: answer Taken.Stored
+)
+
+// CommitVerdict is what Store.CommitCharge did.
+type CommitVerdict int
+
+// The verdicts of Store.CommitCharge.
+const (
+	CommitUnstored CommitVerdict = iota // in the ledger; the key's response is not stored yet (Finish)
+	CommitStored                        // in the ledger and the key's response stored, in one step
+	CommitFenced                        // nothing charged: another request holds or completed the key (409)
 )
 
 // RefundVerdict is what Store.AddRefund did.
@@ -123,7 +147,7 @@ func storeUnavailable(w http.ResponseWriter) {
 // before its key is taken (r's context done: the connection closed while
 // it queued for the store) is not run; once the key is held, processing
 // runs to the end regardless of the client, as in memory.
-func (p *Provider) serveStored(w http.ResponseWriter, r *http.Request, key, fingerprint string, run func(context.Context) (Stored, error)) {
+func (p *Provider) serveStored(w http.ResponseWriter, r *http.Request, key, fingerprint string, run storedRun) {
 	ctx := r.Context()
 	if ctx.Err() != nil {
 		return // the client gave up while the request queued: never run it
@@ -152,13 +176,21 @@ func storeKey(r *http.Request, endpoint, key string) string {
 	return scoped
 }
 
+// storedRun is the processing of a request whose key t holds, over a
+// Store: its response and whether the Store already stored it under the
+// key (CommitVerdict).
+type storedRun func(ctx context.Context, t Taken) (Stored, CommitVerdict, error)
+
 // processStored runs a request whose key t holds: BeforeCommit, then run
 // (the charge, decline or refund in the ledger), then the response stored
-// under the key. When the ledger cannot be written nothing was done: the
-// key is released and the answer is 503. When the response cannot be
-// stored the ledger's entry stands and is answered; the in-flight marker
-// then ends with its lease (the window article 004's design leaves open).
-func (p *Provider) processStored(w http.ResponseWriter, r *http.Request, t Taken, run func(context.Context) (Stored, error)) {
+// under the key unless run stored it (a charge: Store.CommitCharge, the
+// ledger and the response in one step). When the ledger cannot be written
+// nothing was done: the key is released and the answer is 503. A charge
+// fenced out (t's lease ran out and another request took the key) charged
+// nothing and is answered 409 with Retry-After. When a decline's or a
+// refund's response cannot be stored the ledger's entry stands and is
+// answered; the in-flight marker then ends with its lease.
+func (p *Provider) processStored(w http.ResponseWriter, r *http.Request, t Taken, run storedRun) {
 	ctx := context.WithoutCancel(r.Context())
 	done := false
 	defer func() {
@@ -169,33 +201,37 @@ func (p *Provider) processStored(w http.ResponseWriter, r *http.Request, t Taken
 	if p.beforeCommit != nil {
 		p.beforeCommit(r)
 	}
-	res, err := run(ctx)
+	res, v, err := run(ctx, t)
 	if err != nil {
 		storeUnavailable(w)
 		return
 	}
-	res.ContentType = mediaTypeOf(res.Status)
 	done = true
-	if t.Key != "" {
+	switch {
+	case v == CommitFenced:
+		writeInFlight(w, true)
+		return
+	case v == CommitUnstored && t.Key != "":
+		res.ContentType = mediaTypeOf(res.Status)
 		_ = p.store.Finish(ctx, t, res)
 	}
 	writeRaw(w, res.Status, res.Body)
 }
 
 // chargeStored is the charge or decline of req in the Store's ledger, as
-// account's: 201 with the charge, or 402 with a numbered decline.
-func (p *Provider) chargeStored(account string, req models.ChargeRequest) func(context.Context) (Stored, error) {
-	return func(ctx context.Context) (Stored, error) {
+// account's: 201 with the charge (committed with its key's response:
+// Store.CommitCharge), or 402 with a numbered decline.
+func (p *Provider) chargeStored(account string, req models.ChargeRequest) storedRun {
+	return func(ctx context.Context, t Taken) (Stored, CommitVerdict, error) {
 		p.slowDown(req.Source)
 		if req.Source == tokDeclined {
 			n, err := p.store.NextDecline(ctx)
-			return Stored{Status: http.StatusPaymentRequired, Body: mustJSON(p.decline(n))}, err
+			return Stored{Status: http.StatusPaymentRequired, Body: mustJSON(p.decline(n))}, CommitUnstored, err
 		}
-		ch, err := p.store.AddCharge(ctx, account, models.Charge{
+		return p.store.CommitCharge(ctx, t, account, models.Charge{
 			Amount: req.Amount, Currency: req.Currency, Status: "succeeded",
 			MerchantReference: req.MerchantReference, Created: p.now(),
 		})
-		return Stored{Status: http.StatusCreated, Body: mustJSON(ch)}, err
 	}
 }
 

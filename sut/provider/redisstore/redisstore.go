@@ -5,6 +5,10 @@
 // then the full response (status, Content-Type, body) replaces the marker
 // with the retention TTL (`SET key <response> PX <retention>`); a request
 // that finds the marker gets 409, one that finds the response a replay.
+// A charge and its response are written by one Lua script that first
+// checks the marker is still this request's (commit.go): article 004
+// writes them one after the other, and a provider killed, or a reply
+// lost, between the two let a retry charge again after the lease.
 // The lease is the marker's own and much shorter than the retention: a
 // provider killed while it holds a key blocks it for the lease, not for
 // the whole window. POST /v1/refunds takes its keys the same way, under
@@ -141,10 +145,22 @@ func (s *Store) Prefix() string { return s.prefix }
 // record is the value under a key: the in-flight marker, or the stored
 // response. It holds the request's fingerprint, never its credentials.
 type record struct {
-	State       string           `json:"state"` // "in-flight" or "completed"
-	Fingerprint string           `json:"fingerprint"`
-	Token       string           `json:"token,omitempty"`
-	Response    *provider.Stored `json:"response,omitempty"`
+	State       string    `json:"state"` // "in-flight" or "completed"
+	Fingerprint string    `json:"fingerprint"`
+	Token       string    `json:"token,omitempty"`
+	Response    *response `json:"response,omitempty"`
+}
+
+// response is a stored response in a record: the body as a JSON string,
+// not base64, so that the commit script (commit.go) can write it.
+type response struct {
+	Status      int    `json:"status"`
+	ContentType string `json:"content_type"`
+	Body        string `json:"body"`
+}
+
+func (r *response) stored() provider.Stored {
+	return provider.Stored{Status: r.Status, ContentType: r.ContentType, Body: []byte(r.Body)}
 }
 
 const (
@@ -211,7 +227,7 @@ func (s *Store) look(ctx context.Context, key, fingerprint string) (_ provider.T
 	case rec.State != stateCompleted || rec.Response == nil:
 		t.Verdict = provider.TakeInFlight
 	default:
-		t.Verdict, t.Stored = provider.TakeReplay, *rec.Response
+		t.Verdict, t.Stored = provider.TakeReplay, rec.Response.stored()
 	}
 	return t, true, nil
 }
@@ -222,7 +238,7 @@ func (s *Store) Finish(ctx context.Context, t provider.Taken, r provider.Stored)
 	if err := s.unreachable(ctx); err != nil {
 		return err
 	}
-	raw, _ := json.Marshal(record{State: stateCompleted, Fingerprint: t.Fingerprint, Response: &r})
+	raw, _ := json.Marshal(record{State: stateCompleted, Fingerprint: t.Fingerprint, Response: &response{r.Status, r.ContentType, string(r.Body)}})
 	return s.c.Do(ctx, "SET", s.keyOf(t.Key), raw, "PX", s.retentionMillis()).Err()
 }
 
