@@ -2,6 +2,10 @@ package certify_test
 
 import (
 	"flag"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,6 +63,32 @@ func lifecycleProperty(t *testing.T, url string, hooks remote.Hooks, checks, see
 		require.NoError(t, f.Value.Set(v))
 		t.Cleanup(func() { _ = f.Value.Set(old) })
 	}
-	stats := conformance.Run(t, conformance.Config{Provider: url, Remote: prov, ReportDir: t.TempDir()})
+	reports := t.TempDir()
+	t.Cleanup(func() { logReportsOnFailure(t, reports) })
+	stats := conformance.Run(t, conformance.Config{Provider: url, Remote: prov, ReportDir: reports})
 	return stats, prov
+}
+
+// logReportsOnFailure logs the Markdown reports under dir (the catalogue
+// and each deviation's history, at most 64 KiB in all) when t failed: a
+// run in real time on a loaded runner may not fail again, and its folder
+// is gone with the test.
+func logReportsOnFailure(t *testing.T, dir string) {
+	if !t.Failed() {
+		return
+	}
+	left := 64 << 10
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".md") || left <= 0 {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil
+		}
+		b = b[:min(len(b), left)]
+		left -= len(b)
+		t.Logf("%s:\n%s", path, b)
+		return nil
+	})
 }
