@@ -299,6 +299,13 @@ func (f fenced) CommitCharge(ctx context.Context, t provider.Taken, account stri
 	return f.Store.CommitCharge(ctx, t, account, ch)
 }
 
+func (f fenced) CommitRefund(ctx context.Context, t provider.Taken, account string, re models.Refund, noCharge, tooLarge provider.Stored) (provider.Stored, provider.CommitVerdict, error) {
+	if f.in.dead.Load() {
+		return provider.Stored{}, provider.CommitUnstored, errDead
+	}
+	return f.Store.CommitRefund(ctx, t, account, re, noCharge, tooLarge)
+}
+
 func (f fenced) AddRefund(ctx context.Context, account string, re models.Refund) (models.Refund, provider.RefundVerdict, error) {
 	if f.in.dead.Load() {
 		return re, provider.RefundMade, errDead

@@ -55,7 +55,8 @@ func (p *Provider) serveRefunds(w http.ResponseWriter, r *http.Request) {
 // the replay, 409 in flight and 422 for another body under the key,
 // exactly as for charges (answer). Validation (400) comes before the key
 // store. Over a Store the key is the account's under "refunds/"
-// (storeKey) and the ledger decides atomically (Store.AddRefund).
+// (storeKey) and the ledger decides atomically, with the answer stored
+// in the same step (Store.CommitRefund).
 func (p *Provider) refund(w http.ResponseWriter, r *http.Request) {
 	key, ok := p.requestKey(w, r)
 	if !ok {
@@ -83,10 +84,13 @@ func (p *Provider) refund(w http.ResponseWriter, r *http.Request) {
 
 // refundStored is the refund of req in the Store's ledger, as account's.
 func (p *Provider) refundStored(account string, req models.RefundRequest) storedRun {
-	return func(ctx context.Context, _ Taken) (Stored, CommitVerdict, error) {
-		re, v, err := p.store.AddRefund(ctx, account, newRefund(req))
-		status, body := refundAnswer(re, v)
-		return Stored{Status: status, Body: body}, CommitUnstored, err
+	return func(ctx context.Context, t Taken) (Stored, CommitVerdict, error) {
+		re := newRefund(req)
+		refused := func(v RefundVerdict) Stored {
+			status, body := refundAnswer(re, v)
+			return Stored{Status: status, ContentType: mediaTypeOf(status), Body: body}
+		}
+		return p.store.CommitRefund(ctx, t, account, re, refused(RefundNoCharge), refused(RefundTooLarge))
 	}
 }
 

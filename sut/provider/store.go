@@ -50,6 +50,11 @@ type Store interface {
 	// completed the key (t's lease ran out); CommitUnstored when t holds no
 	// marker (Token ""): the charge is in the ledger and Finish stores r.
 	CommitCharge(ctx context.Context, t Taken, account string, ch models.Charge) (Stored, CommitVerdict, error)
+	// CommitRefund is AddRefund of re and its answer stored under t's key
+	// in one step, fenced as CommitCharge is: 201 with the refund (re_%06d)
+	// when it is made, else noCharge (the account made no such charge) or
+	// tooLarge (more than is left of it), stored as given.
+	CommitRefund(ctx context.Context, t Taken, account string, re models.Refund, noCharge, tooLarge Stored) (Stored, CommitVerdict, error)
 	// NextDecline numbers a processed decline (1, 2, …).
 	NextDecline(ctx context.Context) (int, error)
 	// Charges is the whole ledger in creation order.
@@ -183,13 +188,14 @@ type storedRun func(ctx context.Context, t Taken) (Stored, CommitVerdict, error)
 
 // processStored runs a request whose key t holds: BeforeCommit, then run
 // (the charge, decline or refund in the ledger), then the response stored
-// under the key unless run stored it (a charge: Store.CommitCharge, the
-// ledger and the response in one step). When the ledger cannot be written
+// under the key unless run stored it (a charge or a refund:
+// Store.CommitCharge, CommitRefund: the ledger and the response in one
+// step). When the ledger cannot be written
 // nothing was done: the key is released and the answer is 503. A charge
 // fenced out (t's lease ran out and another request took the key) charged
-// nothing and is answered 409 with Retry-After. When a decline's or a
-// refund's response cannot be stored the ledger's entry stands and is
-// answered; the in-flight marker then ends with its lease.
+// nothing and is answered 409 with Retry-After. When a decline's response
+// cannot be stored the decline is answered; the in-flight marker then
+// ends with its lease.
 func (p *Provider) processStored(w http.ResponseWriter, r *http.Request, t Taken, run storedRun) {
 	ctx := context.WithoutCancel(r.Context())
 	done := false

@@ -2,6 +2,7 @@ package redisstore_test
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -20,19 +21,21 @@ import (
 )
 
 // replyLosingProxy is a loopback TCP proxy to Redis that loses the reply
-// to the first script Redis ran (EVAL or EVALSHA, not a NOSCRIPT error):
-// it closes the client's connection instead of forwarding it, as Redis
-// going down right after a command does. Redis has run the script.
+// to the nth script Redis ran (EVAL or EVALSHA, not a NOSCRIPT error;
+// from 1): it closes the client's connection instead of forwarding it, as
+// Redis going down right after a command does. Redis has run the script.
 type replyLosingProxy struct {
-	addr string
-	lost atomic.Bool
+	addr    string
+	nth     int64
+	scripts atomic.Int64
+	lost    atomic.Bool
 }
 
-func startReplyLosingProxy(t *testing.T, redisAddr string) *replyLosingProxy {
+func startReplyLosingProxy(t *testing.T, redisAddr string, nth int64) *replyLosingProxy {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	p := &replyLosingProxy{addr: ln.Addr().String()}
+	p := &replyLosingProxy{addr: ln.Addr().String(), nth: nth}
 	var wg sync.WaitGroup
 	t.Cleanup(func() { _ = ln.Close(); wg.Wait() })
 	wg.Add(1)
@@ -75,10 +78,10 @@ func startReplyLosingProxy(t *testing.T, redisAddr string) *replyLosingProxy {
 				for {
 					n, err := s.Read(buf)
 					if n > 0 {
-						if armed.Load() && !bytes.HasPrefix(buf[:n], []byte("-NOSCRIPT")) && p.lost.CompareAndSwap(false, true) {
+						if armed.Swap(false) && !bytes.HasPrefix(buf[:n], []byte("-NOSCRIPT")) &&
+							p.scripts.Add(1) == p.nth && p.lost.CompareAndSwap(false, true) {
 							break // the reply is lost
 						}
-						armed.Store(false)
 						if _, werr := c.Write(buf[:n]); werr != nil {
 							break
 						}
@@ -96,13 +99,13 @@ func startReplyLosingProxy(t *testing.T, redisAddr string) *replyLosingProxy {
 }
 
 // throughLosingProxy is a client of IDEMCHECK_REDIS_URL's Redis reached
-// through a replyLosingProxy, with go-redis's retries (maxRetries; -1 for
-// none).
-func throughLosingProxy(t *testing.T, maxRetries int) (*redis.Client, *replyLosingProxy) {
+// through a replyLosingProxy losing the nth script's reply, with
+// go-redis's retries (maxRetries; -1 for none).
+func throughLosingProxy(t *testing.T, maxRetries int, nth int64) (*redis.Client, *replyLosingProxy) {
 	t.Helper()
 	opt, err := redis.ParseURL(redisstore.URL())
 	require.NoError(t, err)
-	p := startReplyLosingProxy(t, opt.Addr)
+	p := startReplyLosingProxy(t, opt.Addr, nth)
 	opt.Addr, opt.MaxRetries = p.addr, maxRetries
 	c := redis.NewClient(opt)
 	t.Cleanup(func() { _ = c.Close() })
@@ -115,7 +118,7 @@ func throughLosingProxy(t *testing.T, maxRetries int) (*redis.Client, *replyLosi
 // completed by this request. Before the charge and its response were one
 // script, the retried charge script charged a second time.
 func TestLostReplyRetriedByTheClientChargesOnce(t *testing.T) {
-	c, p := throughLosingProxy(t, 3)
+	c, p := throughLosingProxy(t, 3, 1)
 	s := newStore(t, redisstore.Config{Client: c})
 	first := post(t, provider.New(provider.Config{Store: s}), "k1", secret, charge("bookstore-1-a", "tok_visa"))
 	require.True(t, p.lost.Load(), "the proxy lost a script's reply")
@@ -134,7 +137,7 @@ func TestLostReplyRetriedByTheClientChargesOnce(t *testing.T) {
 // charge stood in the ledger, the 503 released the key, and the retry
 // charged again.
 func TestLostReplyAnswered503IsReplayedNotChargedAgain(t *testing.T) {
-	c, p := throughLosingProxy(t, -1)
+	c, p := throughLosingProxy(t, -1, 1)
 	s := newStore(t, redisstore.Config{Client: c})
 	h := provider.New(provider.Config{Store: s})
 	first := post(t, h, "k1", secret, charge("bookstore-1-a", "tok_visa"))
@@ -144,6 +147,30 @@ func TestLostReplyAnswered503IsReplayedNotChargedAgain(t *testing.T) {
 	again := post(t, h, "k1", secret, charge("bookstore-1-a", "tok_visa"))
 	assert.Equal(t, http.StatusCreated, again.Code, again.Body.String())
 	assert.Len(t, charges(t, s), 1)
+}
+
+// A refund whose store reply is lost is refunded once, whether go-redis
+// runs the script again (maxRetries 3) or the provider answers 503 and the
+// shopper retries the key (none): the refund and its answer are one
+// script. Before, a retry refunded again.
+func TestLostRefundReplyRefundsOnce(t *testing.T) {
+	for _, retries := range []int{3, -1} {
+		t.Run(fmt.Sprint("retries ", retries), func(t *testing.T) {
+			c, p := throughLosingProxy(t, retries, 2) // the charge's script, then the refund's
+			s := newStore(t, redisstore.Config{Client: c})
+			h := provider.New(provider.Config{Store: s})
+			ch := paid(t, h, "k1", secret, "bookstore-1-a")
+			req := models.RefundRequest{Charge: ch.ID, Amount: 100, MerchantReference: "bookstore-1-a"}
+			first := postRefund(h, "r1", secret, req)
+			require.True(t, p.lost.Load(), "the proxy lost a script's reply")
+			again := postRefund(h, "r1", secret, req)
+			assert.Equal(t, http.StatusCreated, again.Code, again.Body.String())
+			if first.Code == http.StatusCreated {
+				assert.Equal(t, first.Body.String(), again.Body.String())
+			}
+			assert.Len(t, refunds(t, s), 1)
+		})
+	}
 }
 
 // A charge that outlives its lease, while another request took the key,
