@@ -34,6 +34,10 @@ type shop struct {
 	// format of the shop's own (bodyformat_test.go); nil: "Bookstore
 	// order N", the reference client's.
 	describe func(order int64) string
+	// metadata, when set, is a member outside the contract that each try
+	// adds to the body, "metadata": metadata(try) (bodyformat_test.go);
+	// nil: the contract's five fields only.
+	metadata func(try int) any
 
 	mu       sync.Mutex // guards everything below
 	orders   map[int64]*models.Order
@@ -134,6 +138,9 @@ func (s *shop) send(ctx context.Context, key string, req models.ChargeRequest) (
 			case <-time.After(time.Second):
 			}
 		}
+		if s.metadata != nil {
+			body = withMetadata(req, s.metadata(try))
+		}
 		tctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		r, _ := http.NewRequestWithContext(tctx, http.MethodPost, s.env.BaseURL+"/v1/charges", bytes.NewReader(body))
 		r.Header.Set("Content-Type", "application/json")
@@ -160,6 +167,15 @@ func (s *shop) send(ctx context.Context, key string, req models.ChargeRequest) (
 		}
 	}
 	return status, models.Charge{}, unknown
+}
+
+// withMetadata is req's JSON with a "metadata" member m.
+func withMetadata(req models.ChargeRequest, m any) []byte {
+	body, _ := json.Marshal(struct {
+		models.ChargeRequest
+		Metadata any `json:"metadata"`
+	}{req, m})
+	return body
 }
 
 // authorize sets r's Authorization header, if the shop sends one.

@@ -233,7 +233,7 @@ func describe(req *http.Request, limit int64) (models.Exchange, []byte, error) {
 	}
 	var cr models.ChargeRequest
 	if len(body) > 0 && json.Unmarshal(body, &cr) == nil {
-		ex.Fingerprint = models.Fingerprint(cr)
+		ex.Fingerprint = models.PayloadFingerprint(body, cr)
 		ex.MerchantReference, ex.Amount, ex.Currency = cr.MerchantReference, cr.Amount, cr.Currency
 		ex.CardHash, ex.Card = models.CardHash(cr.Source), models.CardLabel(cr.Source)
 		ex.Description = cr.Description

@@ -106,3 +106,31 @@ func TestBodyDigest_JSONFollowedByStrayCloserIsNotJSON(t *testing.T) {
 		assert.Equal(t, sha256Hex(body), models.BodyDigest([]byte(body)), "%s is not JSON: digested as it is", body)
 	}
 }
+
+// The fingerprint covers the whole payload (docs/provider-api.md, draft
+// §2.4): a contract-only body in any member order or whitespace is
+// Fingerprint of what it decodes to; a member outside the contract, or a
+// contract field left out, is another request.
+func TestPayloadFingerprint_CoversTheWholePayload(t *testing.T) {
+	fp := models.Fingerprint(visa)
+	for _, body := range []string{
+		`{"amount":54890,"currency":"TRY","source":"tok_visa","description":"Bookstore order 1001","merchant_reference":"bookstore-1001-a"}`,
+		`{"merchant_reference":"bookstore-1001-a","description":"Bookstore order 1001","source":"tok_visa","currency":"TRY","amount":54890}`,
+		"\n {\"amount\": 54890,\t\"currency\": \"TRY\", \"source\": \"tok_visa\", \"description\": \"Bookstore order 1001\", \"merchant_reference\": \"bookstore-1001-a\"}\r\n",
+	} {
+		assert.Equal(t, fp, models.PayloadFingerprint([]byte(body), visa), "%s", body)
+	}
+	withMeta := func(meta string) string {
+		return models.PayloadFingerprint([]byte(`{"amount":54890,"currency":"TRY","source":"tok_visa","description":"Bookstore order 1001",`+
+			`"merchant_reference":"bookstore-1001-a","metadata":`+meta+`}`), visa)
+	}
+	assert.NotEqual(t, fp, withMeta(`{"try":1}`))
+	assert.NotEqual(t, withMeta(`{"try":1}`), withMeta(`{"try":2}`))
+	assert.Equal(t, withMeta(`{"a":1,"b":2}`), withMeta(`{ "b": 2, "a": 1 }`), "nested members in another order")
+	noDescription := visa
+	noDescription.Description = ""
+	assert.NotEqual(t, models.Fingerprint(noDescription), models.PayloadFingerprint(
+		[]byte(`{"amount":54890,"currency":"TRY","source":"tok_visa","merchant_reference":"bookstore-1001-a"}`), noDescription),
+		"a field left out is not the field empty")
+	assert.Equal(t, sha256Hex("amount=1"), models.PayloadFingerprint([]byte("amount=1"), models.ChargeRequest{}), "not JSON: its bytes")
+}

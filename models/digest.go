@@ -254,3 +254,36 @@ func (c *canon) object(dst []byte, depth int) ([]byte, bool) {
 	}
 	return append(dst, '}'), true
 }
+
+// PayloadFingerprint is the fingerprint of a charge request's whole body
+// as sent, cr being what body decodes to (docs/provider-api.md: the
+// fingerprint covers the whole payload; draft §2.4): Fingerprint(cr) when
+// body holds cr's five fields and nothing else, in any member order or
+// whitespace, so that the fingerprints of contract-only bodies stay what
+// stored histories and golden files hold; else the hex SHA-256 of body's
+// canonical form (as BodyDigest), which no Fingerprint equals: a member
+// outside the contract (metadata), or a contract field left out, makes
+// another request. A body that is not JSON is digested as it is.
+func PayloadFingerprint(body []byte, cr ChargeRequest) string {
+	if !json.Valid(body) {
+		return hexSum(body)
+	}
+	plain, _ := json.Marshal(cr) // a plain struct; cannot fail
+	a, b := canonBufs.Get().(*[]byte), canonBufs.Get().(*[]byte)
+	defer canonBufs.Put(a)
+	defer canonBufs.Put(b)
+	ca, cb := canonicalOf((*a)[:0], body), canonicalOf((*b)[:0], plain)
+	if bytes.Equal(ca, cb) {
+		return hexSum(plain)
+	}
+	return hexSum(ca)
+}
+
+// canonicalOf appends body's canonical form (valid JSON) to dst: canonical,
+// or encoding/json's way when canonical does not rewrite it.
+func canonicalOf(dst, body []byte) []byte {
+	if c, ok := canonical(dst, body); ok {
+		return c
+	}
+	return append(dst, canonicalSlow(body)...)
+}

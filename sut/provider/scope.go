@@ -41,9 +41,10 @@ func (p *Provider) memoryKey(r *http.Request, key string) string {
 	return scoped
 }
 
-// fingerprintOf is the request fingerprint of a decoded charge request:
-// models.Fingerprint, over the payload's content (fields and values) and
-// not its bytes, so that the same fields in another order or with other
+// fingerprintOf is the request fingerprint of a charge request's body raw,
+// decoded to req: models.PayloadFingerprint, over the whole payload's content (every member and
+// value, fields outside the contract such as metadata too) and not its
+// bytes, so that the same members in another order or with other
 // insignificant whitespace are one request (draft §2.4). The planted bug
 // OrderSensitiveFingerprint fingerprints the raw bytes instead.
 func (p *Provider) fingerprintOf(req models.ChargeRequest, raw []byte) string {
@@ -54,7 +55,7 @@ func (p *Provider) fingerprintOf(req models.ChargeRequest, raw []byte) string {
 		sum := sha256.Sum256(raw)
 		return hex.EncodeToString(sum[:])
 	}
-	return models.Fingerprint(req)
+	return models.PayloadFingerprint(raw, req)
 }
 
 // ChargesByAccount returns a copy of the in-memory provider's charges,

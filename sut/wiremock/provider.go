@@ -241,7 +241,7 @@ func (p *Provider) programPost(header string, body []byte, f faults.Fault, id in
 	key := keyOf(header)
 	var cr models.ChargeRequest
 	_ = json.Unmarshal(body, &cr)
-	fp := models.Fingerprint(cr)
+	fp := models.PayloadFingerprint(body, cr)
 	ks := p.keys[key]
 	if ks == nil {
 		ks = &keyState{key: key, ref: cr.MerchantReference, fingerprint: fp, processAt: -1}
