@@ -299,6 +299,13 @@ func (f fenced) CommitCharge(ctx context.Context, t provider.Taken, account stri
 	return f.Store.CommitCharge(ctx, t, account, ch)
 }
 
+func (f fenced) CommitDecline(ctx context.Context, t provider.Taken, d provider.Stored) (provider.Stored, provider.CommitVerdict, error) {
+	if f.in.dead.Load() {
+		return provider.Stored{}, provider.CommitUnstored, errDead
+	}
+	return f.Store.CommitDecline(ctx, t, d)
+}
+
 func (f fenced) CommitRefund(ctx context.Context, t provider.Taken, account string, re models.Refund, noCharge, tooLarge provider.Stored) (provider.Stored, provider.CommitVerdict, error) {
 	if f.in.dead.Load() {
 		return provider.Stored{}, provider.CommitUnstored, errDead

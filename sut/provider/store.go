@@ -50,6 +50,12 @@ type Store interface {
 	// completed the key (t's lease ran out); CommitUnstored when t holds no
 	// marker (Token ""): the charge is in the ledger and Finish stores r.
 	CommitCharge(ctx context.Context, t Taken, account string, ch models.Charge) (Stored, CommitVerdict, error)
+	// CommitDecline numbers a processed decline and stores d, its 402, as
+	// t's key's response in one step, fenced as CommitCharge is; d's body
+	// names the decline as dc_000000, which becomes its number (dc_%06d):
+	// a decline whose answer was lost is replayed, never declined again
+	// under another id.
+	CommitDecline(ctx context.Context, t Taken, d Stored) (Stored, CommitVerdict, error)
 	// CommitRefund is AddRefund of re and its answer stored under t's key
 	// in one step, fenced as CommitCharge is: 201 with the refund (re_%06d)
 	// when it is made, else noCharge (the account made no such charge) or
@@ -188,14 +194,12 @@ type storedRun func(ctx context.Context, t Taken) (Stored, CommitVerdict, error)
 
 // processStored runs a request whose key t holds: BeforeCommit, then run
 // (the charge, decline or refund in the ledger), then the response stored
-// under the key unless run stored it (a charge or a refund:
-// Store.CommitCharge, CommitRefund: the ledger and the response in one
-// step). When the ledger cannot be written
+// under the key unless run stored it (a charge, decline or refund:
+// Store.CommitCharge, CommitDecline, CommitRefund: the ledger and the
+// response in one step). When the ledger cannot be written
 // nothing was done: the key is released and the answer is 503. A charge
 // fenced out (t's lease ran out and another request took the key) charged
-// nothing and is answered 409 with Retry-After. When a decline's response
-// cannot be stored the decline is answered; the in-flight marker then
-// ends with its lease.
+// nothing and is answered 409 with Retry-After.
 func (p *Provider) processStored(w http.ResponseWriter, r *http.Request, t Taken, run storedRun) {
 	ctx := context.WithoutCancel(r.Context())
 	done := false
@@ -225,14 +229,14 @@ func (p *Provider) processStored(w http.ResponseWriter, r *http.Request, t Taken
 }
 
 // chargeStored is the charge or decline of req in the Store's ledger, as
-// account's: 201 with the charge (committed with its key's response:
-// Store.CommitCharge), or 402 with a numbered decline.
+// account's, committed with its key's response: 201 with the charge
+// (Store.CommitCharge), or 402 with a numbered decline (CommitDecline).
 func (p *Provider) chargeStored(account string, req models.ChargeRequest) storedRun {
 	return func(ctx context.Context, t Taken) (Stored, CommitVerdict, error) {
 		p.slowDown(req.Source)
 		if req.Source == tokDeclined {
-			n, err := p.store.NextDecline(ctx)
-			return Stored{Status: http.StatusPaymentRequired, Body: mustJSON(p.decline(n))}, CommitUnstored, err
+			d := Stored{Status: http.StatusPaymentRequired, ContentType: mediaTypeOf(http.StatusPaymentRequired), Body: mustJSON(p.decline(0))}
+			return p.store.CommitDecline(ctx, t, d)
 		}
 		return p.store.CommitCharge(ctx, t, account, models.Charge{
 			Amount: req.Amount, Currency: req.Currency, Status: "succeeded",

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -18,17 +19,20 @@ import (
 //
 //   - fenced() answers {2, record} when the key holds this request's
 //     completed answer (its token: the script ran before and its reply
-//     was lost), {3} when fencing and the key holds another request's
-//     record (its lease ran out and another request took the key), and
-//     nil when the script may go on (the marker, or no key at all: the
-//     lease ran out and nobody took it);
+//     was lost) or, when fencing, another request's completed answer to
+//     the same body (the lease ran out and a retry completed the key: a
+//     replay); {3} when fencing and the key holds another request's
+//     marker or its answer to another body; and nil when the script may
+//     go on (the marker, or no key at all: the lease ran out and nobody
+//     took it);
 //   - complete(status, content type, body) stores the completed record
 //     with the retention TTL.
 const commitLua = appendLua + `local function fenced()
   local cur = redis.call("GET", KEYS[1])
   if cur and cur ~= ARGV[1] then
     local ok, rec = pcall(cjson.decode, cur)
-    if ok and type(rec) == "table" and rec.state == "completed" and rec.token == ARGV[2] then return {2, cur} end
+    if ok and type(rec) == "table" and rec.state == "completed" and
+      (rec.token == ARGV[2] or (ARGV[5] == "1" and rec.fingerprint == ARGV[3])) then return {2, cur} end
     if ARGV[5] == "1" then return {3} end
   end
   return nil
@@ -73,6 +77,50 @@ end
 local n, id = append(KEYS[4], KEYS[5], KEYS[6], "re_%06d", ARGV[6], ARGV[7])
 complete(201, ARGV[11], ARGV[6] .. id .. ARGV[7])
 return {1, n}`)
+
+// commitDeclineScript numbers a decline (KEYS[2]: decline-seq) and stores
+// its answer under the key (ARGV[6..10]: status, Content-Type, the body's
+// head and tail around the decline's id, "1" when the body names it); it
+// answers {1, number}.
+var commitDeclineScript = redis.NewScript(commitLua + `local f = fenced()
+if f then return f end
+local n = redis.call("INCR", KEYS[2])
+local body = ARGV[8]
+if ARGV[10] == "1" then body = ARGV[8] .. string.format("dc_%06d", n) .. ARGV[9] end
+complete(ARGV[6], ARGV[7], body)
+return {1, n}`)
+
+// declineID0 is the decline id CommitDecline's answer names, which the
+// store replaces with the decline's own.
+const declineID0 = "dc_000000"
+
+// CommitDecline numbers a decline and stores d, its answer, under t's key
+// in one script (commitDeclineScript), fenced by t's marker (commit); d's
+// body names the decline as dc_000000, replaced by its number (dc_%06d).
+// Without a marker it only numbers it (NextDecline): CommitUnstored.
+func (s *Store) CommitDecline(ctx context.Context, t provider.Taken, d provider.Stored) (provider.Stored, provider.CommitVerdict, error) {
+	head, tail, numbered := strings.Cut(string(d.Body), declineID0)
+	named := func(n int64) provider.Stored {
+		if numbered {
+			d.Body = []byte(head + fmt.Sprintf("dc_%06d", n) + tail)
+		}
+		return d
+	}
+	if t.Token == "" {
+		n, err := s.NextDecline(ctx)
+		return named(int64(n)), provider.CommitUnstored, err
+	}
+	flag := "0"
+	if numbered {
+		flag = "1"
+	}
+	n, stored, v, err := s.commit(ctx, t, commitDeclineScript, []string{s.prefix + "decline-seq"},
+		d.Status, d.ContentType, head, tail, flag)
+	if err != nil || v != provider.CommitStored || stored.Status != 0 {
+		return stored, v, err
+	}
+	return named(n), v, nil
+}
 
 // CommitCharge charges ch for account and stores its 201 under t's key in
 // one script (commitChargeScript), fenced by t's marker (commit). Without

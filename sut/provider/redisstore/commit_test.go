@@ -21,21 +21,23 @@ import (
 )
 
 // replyLosingProxy is a loopback TCP proxy to Redis that loses the reply
-// to the nth script Redis ran (EVAL or EVALSHA, not a NOSCRIPT error;
-// from 1): it closes the client's connection instead of forwarding it, as
-// Redis going down right after a command does. Redis has run the script.
+// to the nth command (from 1; a NOSCRIPT error not counted) whose bytes,
+// in lower case, hold pattern ("eval": a script; a key name): it closes the
+// client's connection instead of forwarding it, as Redis going down right
+// after a command does. Redis has run the command.
 type replyLosingProxy struct {
 	addr    string
+	pattern []byte
 	nth     int64
 	scripts atomic.Int64
 	lost    atomic.Bool
 }
 
-func startReplyLosingProxy(t *testing.T, redisAddr string, nth int64) *replyLosingProxy {
+func startReplyLosingProxy(t *testing.T, redisAddr, pattern string, nth int64) *replyLosingProxy {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	p := &replyLosingProxy{addr: ln.Addr().String(), nth: nth}
+	p := &replyLosingProxy{addr: ln.Addr().String(), pattern: []byte(pattern), nth: nth}
 	var wg sync.WaitGroup
 	t.Cleanup(func() { _ = ln.Close(); wg.Wait() })
 	wg.Add(1)
@@ -59,7 +61,7 @@ func startReplyLosingProxy(t *testing.T, redisAddr string, nth int64) *replyLosi
 				for {
 					n, err := c.Read(buf)
 					if n > 0 {
-						if bytes.Contains(bytes.ToLower(buf[:n]), []byte("eval")) {
+						if bytes.Contains(bytes.ToLower(buf[:n]), p.pattern) {
 							armed.Store(true)
 						}
 						if _, werr := s.Write(buf[:n]); werr != nil {
@@ -99,13 +101,13 @@ func startReplyLosingProxy(t *testing.T, redisAddr string, nth int64) *replyLosi
 }
 
 // throughLosingProxy is a client of IDEMCHECK_REDIS_URL's Redis reached
-// through a replyLosingProxy losing the nth script's reply, with
-// go-redis's retries (maxRetries; -1 for none).
-func throughLosingProxy(t *testing.T, maxRetries int, nth int64) (*redis.Client, *replyLosingProxy) {
+// through a replyLosingProxy losing the reply to the nth command holding
+// pattern, with go-redis's retries (maxRetries; -1 for none).
+func throughLosingProxy(t *testing.T, maxRetries int, pattern string, nth int64) (*redis.Client, *replyLosingProxy) {
 	t.Helper()
 	opt, err := redis.ParseURL(redisstore.URL())
 	require.NoError(t, err)
-	p := startReplyLosingProxy(t, opt.Addr, nth)
+	p := startReplyLosingProxy(t, opt.Addr, pattern, nth)
 	opt.Addr, opt.MaxRetries = p.addr, maxRetries
 	c := redis.NewClient(opt)
 	t.Cleanup(func() { _ = c.Close() })
@@ -118,7 +120,7 @@ func throughLosingProxy(t *testing.T, maxRetries int, nth int64) (*redis.Client,
 // completed by this request. Before the charge and its response were one
 // script, the retried charge script charged a second time.
 func TestLostReplyRetriedByTheClientChargesOnce(t *testing.T) {
-	c, p := throughLosingProxy(t, 3, 1)
+	c, p := throughLosingProxy(t, 3, "eval", 1)
 	s := newStore(t, redisstore.Config{Client: c})
 	first := post(t, provider.New(provider.Config{Store: s}), "k1", secret, charge("bookstore-1-a", "tok_visa"))
 	require.True(t, p.lost.Load(), "the proxy lost a script's reply")
@@ -137,7 +139,7 @@ func TestLostReplyRetriedByTheClientChargesOnce(t *testing.T) {
 // charge stood in the ledger, the 503 released the key, and the retry
 // charged again.
 func TestLostReplyAnswered503IsReplayedNotChargedAgain(t *testing.T) {
-	c, p := throughLosingProxy(t, -1, 1)
+	c, p := throughLosingProxy(t, -1, "eval", 1)
 	s := newStore(t, redisstore.Config{Client: c})
 	h := provider.New(provider.Config{Store: s})
 	first := post(t, h, "k1", secret, charge("bookstore-1-a", "tok_visa"))
@@ -156,7 +158,7 @@ func TestLostReplyAnswered503IsReplayedNotChargedAgain(t *testing.T) {
 func TestLostRefundReplyRefundsOnce(t *testing.T) {
 	for _, retries := range []int{3, -1} {
 		t.Run(fmt.Sprint("retries ", retries), func(t *testing.T) {
-			c, p := throughLosingProxy(t, retries, 2) // the charge's script, then the refund's
+			c, p := throughLosingProxy(t, retries, "eval", 2) // the charge's script, then the refund's
 			s := newStore(t, redisstore.Config{Client: c})
 			h := provider.New(provider.Config{Store: s})
 			ch := paid(t, h, "k1", secret, "bookstore-1-a")
@@ -173,34 +175,68 @@ func TestLostRefundReplyRefundsOnce(t *testing.T) {
 	}
 }
 
-// A charge that outlives its lease, while another request took the key,
+// A decline whose store reply is lost is replayed with its first id,
+// whether go-redis runs the script again (retries 3: the first answer is
+// the 402) or the provider answers 503 (none): the decline's number and
+// its answer are one script. Before, the retry was declined again under
+// another id (dc_000002), a replay that differs.
+func TestLostDeclineReplyIsReplayed(t *testing.T) {
+	for _, retries := range []int{3, -1} {
+		t.Run(fmt.Sprint("retries ", retries), func(t *testing.T) {
+			c, p := throughLosingProxy(t, retries, "decline-seq", 1) // INCR or the script, on decline-seq
+			s := newStore(t, redisstore.Config{Client: c})
+			h := provider.New(provider.Config{Store: s})
+			first := post(t, h, "k1", secret, charge("bookstore-1-a", models.DeclinedCard))
+			require.True(t, p.lost.Load(), "the proxy lost a script's reply")
+			again := post(t, h, "k1", secret, charge("bookstore-1-a", models.DeclinedCard))
+			assert.Equal(t, http.StatusPaymentRequired, again.Code, again.Body.String())
+			assert.Contains(t, again.Body.String(), `"decline_id":"dc_000001"`)
+			if first.Code == http.StatusPaymentRequired {
+				assert.Equal(t, first.Body.String(), again.Body.String())
+			}
+			assert.Empty(t, charges(t, s))
+		})
+	}
+}
+
+// A charge that outlives its lease, while another request holds the key,
 // charges nothing and is answered 409: the commit is fenced by the
-// request's own marker. Under the LeaseTooShort bug it is not fenced, and
-// the key is charged twice.
+// request's own marker. Once the other request completed the key with the
+// same body, the late one answers its replay. Under the LeaseTooShort bug
+// it is not fenced, and the key is charged twice.
 func TestChargeFencedOutByAnExpiredLease(t *testing.T) {
+	paidCharge := models.Charge{Amount: 54890, Currency: "TRY", Status: "succeeded", MerchantReference: "bookstore-1-a"}
 	for _, tc := range []struct {
-		name    string
-		planted redisstore.Planted
-		charges int
-	}{{"reference", redisstore.Planted{}, 1}, {"lease-too-short", redisstore.Planted{LeaseTooShort: true}, 2}} {
+		name      string
+		planted   redisstore.Planted
+		completed bool // the other request completed the key before the late one commits
+		want      provider.CommitVerdict
+		charges   int
+	}{
+		{"reference, the other in flight", redisstore.Planted{}, false, provider.CommitFenced, 0},
+		{"reference, the other completed", redisstore.Planted{}, true, provider.CommitStored, 1},
+		{"lease-too-short", redisstore.Planted{LeaseTooShort: true}, true, provider.CommitStored, 2},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
-			paidCharge := models.Charge{Amount: 54890, Currency: "TRY", Status: "succeeded", MerchantReference: "bookstore-1-a"}
 			c := connect(t)
 			s := newStore(t, redisstore.Config{Client: c, Lease: time.Second, Planted: tc.planted})
-			taken, err := s.Take(t.Context(), "acct:k1", "fp")
+			late, err := s.Take(t.Context(), "acct:k1", "fp")
 			require.NoError(t, err)
 			require.NoError(t, c.Del(t.Context(), s.Prefix()+"idem:acct:k1").Err()) // the lease ran out
 			other, err := s.Take(t.Context(), "acct:k1", "fp")
 			require.NoError(t, err)
 			require.Equal(t, provider.TakeProcess, other.Verdict)
-			_, v, err := s.CommitCharge(t.Context(), other, "acct", paidCharge)
-			require.NoError(t, err)
-			require.Equal(t, provider.CommitStored, v)
+			var first provider.Stored
+			if tc.completed {
+				first, _, err = s.CommitCharge(t.Context(), other, "acct", paidCharge)
+				require.NoError(t, err)
+			}
 
-			_, v, err = s.CommitCharge(t.Context(), taken, "acct", paidCharge)
+			got, v, err := s.CommitCharge(t.Context(), late, "acct", paidCharge)
 			require.NoError(t, err)
-			if tc.charges == 1 {
-				assert.Equal(t, provider.CommitFenced, v)
+			assert.Equal(t, tc.want, v)
+			if tc.completed && tc.charges == 1 {
+				assert.Equal(t, string(first.Body), string(got.Body), "the late request answers the replay")
 			}
 			assert.Len(t, charges(t, s), tc.charges)
 		})
