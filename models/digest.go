@@ -255,20 +255,23 @@ func (c *canon) object(dst []byte, depth int) ([]byte, bool) {
 	return append(dst, '}'), true
 }
 
-// PayloadFingerprint is the fingerprint of a charge request's whole body
-// as sent, cr being what body decodes to (docs/provider-api.md: the
-// fingerprint covers the whole payload; draft §2.4): Fingerprint(cr) when
-// body holds cr's five fields and nothing else, in any member order or
-// whitespace, so that the fingerprints of contract-only bodies stay what
-// stored histories and golden files hold; else the hex SHA-256 of body's
-// canonical form (as BodyDigest), which no Fingerprint equals: a member
-// outside the contract (metadata), or a contract field left out, makes
-// another request. A body that is not JSON is digested as it is.
-func PayloadFingerprint(body []byte, cr ChargeRequest) string {
+// PayloadFingerprint is the fingerprint of a request's whole body as
+// sent, v being what body decodes to (a ChargeRequest or a
+// RefundRequest; docs/provider-api.md: the fingerprint covers the whole
+// payload; draft §2.4): the hex SHA-256 of v's JSON (Fingerprint for a
+// charge) when body holds v's fields and nothing else, in any member
+// order or whitespace, so that the fingerprints of contract-only bodies
+// stay what stored histories and golden files hold; else the hex SHA-256
+// of body's canonical form (as BodyDigest), which no such value equals: a
+// member outside the contract (metadata), or a contract field left out,
+// makes another request. Values compare as canonical JSON: a number as
+// written (1500 and 1500.0 differ), a string by its characters (escapes
+// do not count). A body that is not JSON is digested as it is.
+func PayloadFingerprint(body []byte, v any) string {
 	if !json.Valid(body) {
 		return hexSum(body)
 	}
-	plain, _ := json.Marshal(cr) // a plain struct; cannot fail
+	plain, _ := json.Marshal(v) // a request struct; cannot fail
 	a, b := canonBufs.Get().(*[]byte), canonBufs.Get().(*[]byte)
 	defer canonBufs.Put(a)
 	defer canonBufs.Put(b)

@@ -1,9 +1,8 @@
 package provider
 
 import (
+	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -62,20 +61,20 @@ func (p *Provider) refund(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	req, err := decodeRefund(w, r)
+	req, raw, err := decodeRefund(w, r)
 	if err != nil {
 		writeBodyError(w, err)
 		return
 	}
 	if p.store != nil {
-		p.serveStored(w, r, storeKey(r, models.RefundsPath, key), refundFingerprint(req), p.refundStored(AccountScope(r), req))
+		p.serveStored(w, r, storeKey(r, models.RefundsPath, key), refundFingerprint(req, raw), p.refundStored(AccountScope(r), req))
 		return
 	}
 	// The refunds' store is scoped per account like the charges' (draft
 	// §5), under the same scoped key, so the planted shared-store bugs
 	// find the charge's record.
 	key = AccountScope(r) + ":" + key
-	rec, v := p.takeRefund(key, refundFingerprint(req))
+	rec, v := p.takeRefund(key, refundFingerprint(req, raw))
 	p.answer(w, v, rec.stored(), func() {
 		status, body := p.processRefund(key, rec, req, r)
 		writeRaw(w, status, body)
@@ -285,32 +284,40 @@ func (p *Provider) RefundsFrom(i int) []models.Refund {
 
 // decodeRefund reads one JSON models.RefundRequest (at most MaxBodyBytes)
 // and validates it: a charge id, amount > 0, a merchant_reference.
-func decodeRefund(w http.ResponseWriter, r *http.Request) (models.RefundRequest, error) {
-	var req models.RefundRequest
+func decodeRefund(w http.ResponseWriter, r *http.Request) (req models.RefundRequest, raw []byte, err error) {
 	if r.Body == nil {
-		return req, errors.New("the request body is required")
+		return req, nil, errors.New("the request body is required")
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	raw, err = io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	if err != nil {
+		return req, nil, fmt.Errorf("the request body is not a refund request: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	if err := dec.Decode(&req); err != nil {
-		return req, fmt.Errorf("the request body is not a refund request: %w", err)
+		return req, raw, fmt.Errorf("the request body is not a refund request: %w", err)
 	}
 	if dec.Decode(&struct{}{}) != io.EOF {
-		return req, errors.New("the request body has data after the JSON object")
+		return req, raw, errors.New("the request body has data after the JSON object")
 	}
-	switch {
-	case req.Charge == "":
-		return req, errors.New("charge is required")
-	case req.Amount <= 0:
-		return req, errors.New("amount must be a positive integer in minor units")
-	case req.MerchantReference == "":
-		return req, errors.New("merchant_reference is required")
-	}
-	return req, nil
+	return req, raw, validRefund(req)
 }
 
-// refundFingerprint is the hex SHA-256 of a refund request's JSON, fields
-// in a fixed order (draft §2.5).
-func refundFingerprint(req models.RefundRequest) string {
-	sum := sha256.Sum256(mustJSON(req))
-	return hex.EncodeToString(sum[:])
+// validRefund checks a refund request's required fields.
+func validRefund(req models.RefundRequest) error {
+	switch {
+	case req.Charge == "":
+		return errors.New("charge is required")
+	case req.Amount <= 0:
+		return errors.New("amount must be a positive integer in minor units")
+	case req.MerchantReference == "":
+		return errors.New("merchant_reference is required")
+	}
+	return nil
+}
+
+// refundFingerprint is the fingerprint of a refund request's body raw,
+// decoded to req: over the whole payload (models.PayloadFingerprint; the
+// SHA-256 of req's JSON for a body of its fields only).
+func refundFingerprint(req models.RefundRequest, raw []byte) string {
+	return models.PayloadFingerprint(raw, req)
 }

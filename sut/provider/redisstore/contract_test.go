@@ -133,3 +133,35 @@ func TestContract_LedgerPerAccount(t *testing.T) {
 		assert.Len(t, p.Refunds(), 2)
 	})
 }
+
+// TestContract_FingerprintCoversTheWholePayload: a member outside the
+// contract counts in the fingerprint of a charge and of a refund, in
+// memory and on Redis (docs/provider-api.md: the fingerprint covers the
+// whole payload): the same key with another metadata is 422, and the same
+// members in another order are the replay. Before, the refund's
+// fingerprint read its struct's fields only and replayed a changed
+// metadata (breaker of 27c0871).
+func TestContract_FingerprintCoversTheWholePayload(t *testing.T) {
+	onBothStores(t, func(t *testing.T, p *provider.Provider) {
+		body := func(req any, try int) map[string]any {
+			raw, _ := json.Marshal(req)
+			var m map[string]any
+			require.NoError(t, json.Unmarshal(raw, &m))
+			m["metadata"] = map[string]int{"try": try}
+			return m
+		}
+		first := send(p, "/v1/charges", "c1", secret, body(charge("bookstore-1-a", "tok_visa"), 0))
+		require.Equal(t, http.StatusCreated, first.Code, first.Body.String())
+		assert.Equal(t, http.StatusUnprocessableEntity, send(p, "/v1/charges", "c1", secret, body(charge("bookstore-1-a", "tok_visa"), 1)).Code)
+		again := send(p, "/v1/charges", "c1", secret, body(charge("bookstore-1-a", "tok_visa"), 0))
+		assert.Equal(t, first.Body.String(), again.Body.String(), "the same members (in encoding/json's sorted order): the replay")
+
+		var ch models.Charge
+		require.NoError(t, json.Unmarshal(first.Body.Bytes(), &ch))
+		req := models.RefundRequest{Charge: ch.ID, Amount: 100, MerchantReference: "refund-1-a"}
+		refund := send(p, models.RefundsPath, "r1", secret, body(req, 0))
+		require.Equal(t, http.StatusCreated, refund.Code, refund.Body.String())
+		assert.Equal(t, http.StatusUnprocessableEntity, send(p, models.RefundsPath, "r1", secret, body(req, 1)).Code)
+		assert.Equal(t, refund.Body.String(), send(p, models.RefundsPath, "r1", secret, body(req, 0)).Body.String())
+	})
+}
