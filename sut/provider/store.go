@@ -37,18 +37,19 @@ type Store interface {
 	// provider over the store); the whole charge is refundable.
 	AddCharge(ctx context.Context, account string, ch models.Charge) (models.Charge, error)
 	// CommitCharge records ch, made by account, in the ledger and stores
-	// r, its 201 response (Body the charge's JSON once numbered: the
-	// store numbers it), as t's key's response for the retention window,
-	// in one atomic step fenced by t's in-flight marker: a provider killed,
-	// or a store reply lost, between the charge and its response leaves no
-	// charge whose key can be processed again (the window seed article
-	// 004's design leaves open: "işlem başarılı ama response kaydedilemedi").
-	// It answers CommitStored with the response; CommitStored with the
-	// stored response too when the key already holds this request's
-	// completed answer (a commit run again after its reply was lost);
-	// CommitFenced, charging nothing, when another request holds or
-	// completed the key (t's lease ran out); CommitUnstored when t holds no
-	// marker (Token ""): the charge is in the ledger and Finish stores r.
+	// its 201 (the charge's JSON, numbered by the store) as t's key's
+	// response for the retention window, in one atomic step fenced by t's
+	// in-flight marker. Seed article 004 runs these as two steps
+	// ("operasyonu işle, sonucu key ile birlikte kaydet"): a provider
+	// killed, or a store reply lost, between them left a charge whose key
+	// was processed again once the lease ended. It answers CommitStored
+	// with the response; CommitStored with the stored response when the
+	// key already holds this request's answer (a commit run again after
+	// its reply was lost) or another request's answer to the same body (a
+	// replay); CommitFenced, charging nothing, when another request holds
+	// the key or answered another body under it (t's lease ran out);
+	// CommitUnstored when t holds no marker (Token ""): the charge is in
+	// the ledger and Finish stores the response.
 	CommitCharge(ctx context.Context, t Taken, account string, ch models.Charge) (Stored, CommitVerdict, error)
 	// CommitDecline numbers a processed decline and stores d, its 402, as
 	// t's key's response in one step, fenced as CommitCharge is; d's body
@@ -98,7 +99,7 @@ type CommitVerdict int
 const (
 	CommitUnstored CommitVerdict = iota // in the ledger; the key's response is not stored yet (Finish)
 	CommitStored                        // in the ledger and the key's response stored, in one step
-	CommitFenced                        // nothing charged: another request holds or completed the key (409)
+	CommitFenced                        // nothing charged: another request holds the key, or answered another body under it (409)
 )
 
 // RefundVerdict is what Store.AddRefund did.

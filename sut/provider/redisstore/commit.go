@@ -187,10 +187,11 @@ func (s *Store) CommitRefund(ctx context.Context, t provider.Taken, account stri
 // commit runs a commit script for t with keys after t's key and args
 // after the shared ARGV (commitLua). It answers the script's number and
 // CommitStored when the script ran; the stored response (its Status not
-// 0) and CommitStored when the key already held t's completed answer;
-// CommitFenced when another request holds or completed the key. Under
-// the LeaseTooShort bug it does not fence: a request that outlived its
-// lease writes over the key, as glue without a fence does.
+// 0) and CommitStored when the key already held t's completed answer or
+// another request's answer to the same body; CommitFenced when another
+// request holds the key or answered another body under it. Under the
+// LeaseTooShort bug it does not fence: a request that outlived its lease
+// writes over the key, as glue without a fence does.
 func (s *Store) commit(ctx context.Context, t provider.Taken, script *redis.Script, keys []string, args ...any) (int64, provider.Stored, provider.CommitVerdict, error) {
 	if err := s.unreachable(ctx); err != nil {
 		return 0, provider.Stored{}, provider.CommitUnstored, err
