@@ -35,9 +35,9 @@ type shop struct {
 	// order N", the reference client's.
 	describe func(order int64) string
 	// metadata, when set, is a member outside the contract that each try
-	// adds to the body, "metadata": metadata(try) (bodyformat_test.go);
-	// nil: the contract's five fields only.
-	metadata func(try int) any
+	// of req adds to the body, "metadata": metadata(req, try)
+	// (bodyformat_test.go); nil: the contract's five fields only.
+	metadata func(req models.ChargeRequest, try int) any
 
 	mu       sync.Mutex // guards everything below
 	orders   map[int64]*models.Order
@@ -139,7 +139,7 @@ func (s *shop) send(ctx context.Context, key string, req models.ChargeRequest) (
 			}
 		}
 		if s.metadata != nil {
-			body = withMetadata(req, s.metadata(try))
+			body = withMetadata(req, s.metadata(req, try))
 		}
 		tctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		r, _ := http.NewRequestWithContext(tctx, http.MethodPost, s.env.BaseURL+"/v1/charges", bytes.NewReader(body))

@@ -234,6 +234,9 @@ func describe(req *http.Request, limit int64) (models.Exchange, []byte, error) {
 	var cr models.ChargeRequest
 	if len(body) > 0 && json.Unmarshal(body, &cr) == nil {
 		ex.Fingerprint = models.PayloadFingerprint(body, cr)
+		if ex.Fingerprint != models.Fingerprint(cr) { // members outside the contract, or a field left out
+			ex.Extra = models.ExtraMembers(body, cr)
+		}
 		ex.MerchantReference, ex.Amount, ex.Currency = cr.MerchantReference, cr.Amount, cr.Currency
 		ex.CardHash, ex.Card = models.CardHash(cr.Source), models.CardLabel(cr.Source)
 		ex.Description = cr.Description

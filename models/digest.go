@@ -282,6 +282,28 @@ func PayloadFingerprint(body []byte, v any) string {
 	return hexSum(ca)
 }
 
+// ExtraMembers is the members of body, a JSON object, that v (what body
+// decodes to: a ChargeRequest or a RefundRequest) has no field for, as one
+// JSON object with its members in sorted order, their values as sent; nil
+// when there are none or body is no JSON object. A repeated member counts
+// once, the last, as encoding/json reads it.
+func ExtraMembers(body []byte, v any) json.RawMessage {
+	var members, known map[string]json.RawMessage
+	if json.Unmarshal(body, &members) != nil {
+		return nil
+	}
+	plain, _ := json.Marshal(v) // a request struct; cannot fail
+	_ = json.Unmarshal(plain, &known)
+	for k := range known {
+		delete(members, k)
+	}
+	if len(members) == 0 {
+		return nil
+	}
+	out, _ := json.Marshal(members) // raw values of a parsed object; sorted keys
+	return out
+}
+
 // canonicalOf appends body's canonical form (valid JSON) to dst: canonical,
 // or encoding/json's way when canonical does not rewrite it.
 func canonicalOf(dst, body []byte) []byte {

@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"encoding/json"
 	"sort"
 	"sync"
 	"time"
@@ -76,15 +77,21 @@ type Exchange struct {
 	// fields follow, with the card as its SHA-256 (CardHash), never the token,
 	// and as its label (Card, see CardLabel) only when it is a public test
 	// card, so that a report can rebuild the body of a test run.
-	Fingerprint       string    `json:"fingerprint,omitempty"`
-	MerchantReference string    `json:"merchant_reference,omitempty"`
-	Amount            int64     `json:"amount,omitempty"`
-	Currency          string    `json:"currency,omitempty"`
-	CardHash          string    `json:"card_hash,omitempty"`
-	Card              string    `json:"card,omitempty"`
-	Description       string    `json:"description,omitempty"`
-	Fault             string    `json:"fault"`
-	SentAt            time.Time `json:"sent_at"`
+	Fingerprint       string `json:"fingerprint,omitempty"`
+	MerchantReference string `json:"merchant_reference,omitempty"`
+	Amount            int64  `json:"amount,omitempty"`
+	Currency          string `json:"currency,omitempty"`
+	CardHash          string `json:"card_hash,omitempty"`
+	Card              string `json:"card,omitempty"`
+	Description       string `json:"description,omitempty"`
+	// Extra is the members of the body outside the request's own fields
+	// (ExtraMembers: a client's metadata), one JSON object, nil when there
+	// are none. It is kept in memory only, never written to a history or a
+	// report (it may hold what they must not), so that a probe can resend
+	// the body the client sent.
+	Extra  json.RawMessage `json:"-"`
+	Fault  string          `json:"fault"`
+	SentAt time.Time       `json:"sent_at"`
 	// Forwarded is true when the request reached the provider, at
 	// ArrivedAt, as event ArrivalSeq of the history's order.
 	Forwarded bool `json:"forwarded"`

@@ -3,13 +3,13 @@ package machine
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/idemcheck/idemcheck/conformance/check"
 	"github.com/idemcheck/idemcheck/models"
+	"github.com/idemcheck/idemcheck/sut/provider"
 	"pgregory.net/rapid"
 )
 
@@ -67,7 +67,7 @@ func (m *Machine) probe(t *rapid.T) {
 		near, ok := m.w.nearKey(a.IdempotencyKey, kind)
 		m.stepWith("probe-stored-key", fmt.Sprintf("order %d %s, %s", a.OrderID, card, kind), m.drawFaults(t))
 		if ok { // probe_nearkey.go
-			m.w.send("probe", a.OrderID, "declined", m.w.keyHeader(near), nearIntent(body, a.OrderID, m.steps), "")
+			m.w.send("probe", a.OrderID, "declined", m.w.keyHeader(near), probeBody{ChargeRequest: nearIntent(body.ChargeRequest, a.OrderID, m.steps)}, "")
 		}
 		return
 	}
@@ -89,6 +89,19 @@ func (m *Machine) probe(t *rapid.T) {
 		m.w.send("probe", a.OrderID, card, header, body, "same body")
 	}
 	m.w.send("probe", a.OrderID, card, header, body, kind)
+}
+
+// probeBodyLimit is the largest body a probe may send, in bytes: the
+// provider's own limit, which it checks before the key (413): the
+// profile's max_body_bytes against a URL (0, unpublished: no limit), else
+// the embedded provider's provider.MaxBodyBytes. A client's body near the
+// limit grows past it when a probe changes its card or spaces it out, and
+// the 413 then answered is no verdict on the key.
+func (w *World) probeBodyLimit() int64 {
+	if w.cfg.Remote != nil {
+		return w.cfg.Remote.Profile().MaxBodyBytes
+	}
+	return provider.MaxBodyBytes
 }
 
 func otherCard(card string) string {
@@ -120,8 +133,12 @@ func (w *World) cardOf(a models.PaymentAttempt) string {
 // probe of a request shape or another account (probe_shapes.go) is sent in
 // that shape, and its kind is the operation's Detail. In the stripe
 // dialect it is sent as the client sent its own (stripeCharge).
-func (w *World) send(actor string, order int64, card, keyHeader string, body models.ChargeRequest, kind string) {
-	sh, detail := shapeOf(kind, body), ""
+func (w *World) send(actor string, order int64, card, keyHeader string, body probeBody, kind string) {
+	plain := body.encode()
+	sh, detail := shapeOf(kind, plain), ""
+	if limit := w.probeBodyLimit(); limit > 0 && int64(max(len(plain), len(sh.raw))) > limit {
+		return // a body the provider rightly refuses for its size (413) before its key: nothing to judge
+	}
 	if check.IsShape(kind) || kind == kindOtherAccount {
 		detail = kind
 	}
@@ -130,10 +147,10 @@ func (w *World) send(actor string, order int64, card, keyHeader string, body mod
 	path, raw, ct := "/v1/charges"+sh.suffix, sh.raw, "application/json"
 	switch {
 	case w.stripe: // in the client's own form (stripe.go)
-		path, raw = w.stripeCharge(body)
+		path, raw = w.stripeCharge(body.ChargeRequest)
 		ct = "application/x-www-form-urlencoded"
 	case raw == nil:
-		raw, _ = json.Marshal(body) // a ChargeRequest always marshals
+		raw = plain
 	}
 	ctx := models.WithOp(context.Background(), id)
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, w.ccfg.BaseURL+path, bytes.NewReader(raw))

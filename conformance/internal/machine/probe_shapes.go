@@ -1,6 +1,7 @@
 package machine
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 
@@ -33,28 +34,29 @@ type probeShape struct {
 	auth   string // the Authorization header, "": as the client's config has it
 }
 
-// shapeOf is the shape probe kind sends body in.
-func shapeOf(kind string, body models.ChargeRequest) probeShape {
+// shapeOf is the shape probe kind sends plain in, plain being the body's
+// JSON as the client's own shape sends it (probeBody.encode).
+func shapeOf(kind string, plain []byte) probeShape {
 	switch kind {
 	case shapeTrailingSlash:
 		return probeShape{suffix: "/"}
 	case shapeQuery:
 		return probeShape{suffix: "?utm_source=idemcheck"}
 	case shapeReordered:
-		return probeShape{raw: reversedJSON(body)}
+		return probeShape{raw: reversedJSON(plain)}
 	case shapeWhitespace:
-		b, _ := json.MarshalIndent(body, " ", "\t") // a ChargeRequest always marshals
-		return probeShape{raw: append(append([]byte("\n "), b...), " \r\n"...)}
+		var b bytes.Buffer
+		_ = json.Indent(&b, plain, " ", "\t") // valid JSON: what json.MarshalIndent writes
+		return probeShape{raw: append(append([]byte("\n "), b.Bytes()...), " \r\n"...)}
 	case kindOtherAccount:
 		return probeShape{auth: backend.MerchantB}
 	}
 	return probeShape{}
 }
 
-// reversedJSON is body's JSON object with its members in reverse order:
+// reversedJSON is the JSON object b with its members in reverse order:
 // the same fields and values, other bytes.
-func reversedJSON(body models.ChargeRequest) []byte {
-	b, _ := json.Marshal(body) // a ChargeRequest always marshals
+func reversedJSON(b []byte) []byte {
 	var fields map[string]json.RawMessage
 	_ = json.Unmarshal(b, &fields)
 	var order []string
