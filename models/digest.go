@@ -268,10 +268,13 @@ func (c *canon) object(dst []byte, depth int) ([]byte, bool) {
 // written (1500 and 1500.0 differ), a string by its characters (escapes
 // do not count). A body that is not JSON is digested as it is.
 func PayloadFingerprint(body []byte, v any) string {
+	plain, _ := json.Marshal(v) // a request struct; cannot fail
+	if bytes.Equal(body, plain) {
+		return hexSum(plain) // the common case, without canonicalizing
+	}
 	if !json.Valid(body) {
 		return hexSum(body)
 	}
-	plain, _ := json.Marshal(v) // a request struct; cannot fail
 	a, b := canonBufs.Get().(*[]byte), canonBufs.Get().(*[]byte)
 	defer canonBufs.Put(a)
 	defer canonBufs.Put(b)

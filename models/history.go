@@ -194,7 +194,11 @@ type History struct {
 }
 
 // NewHistory returns an empty history.
-func NewHistory() *History { return &History{} }
+func NewHistory() *History {
+	// Room for a 30-step sequence's records (30 steps, ~20 operations, ~11
+	// exchanges), so that they are not copied as they grow (issue 29).
+	return &History{steps: make([]Step, 0, 32), ops: make([]Operation, 0, 32), exchanges: make([]Exchange, 0, 16)}
+}
 
 // BeginStep records the start of step n of the drawn sequence.
 func (h *History) BeginStep(action, args string, at time.Time) int {

@@ -110,23 +110,23 @@ func checkKeyFormat(w World) Finding { return checkKeyFormatOf(w, clientPostsOf(
 
 // checkKeyFormatOf is key-format over the client's creates exs.
 func checkKeyFormatOf(w World, exs []models.Exchange) Finding {
-	n := newNames(w)
+	who := func(e models.Exchange) string { return newNames(w).of(e.MerchantReference) } // only for a violation
 	for _, e := range exs {
 		if !e.HasKey {
-			return Violation(KeyFormat, "%s sent a POST without an Idempotency-Key", n.of(e.MerchantReference))
+			return Violation(KeyFormat, "%s sent a POST without an Idempotency-Key", who(e))
 		}
 		if e.Dialect == models.DialectStripe {
 			if why := stripeKeyFault(e); why != "" {
-				return Violation(KeyFormat, "%s sent "+why, n.of(e.MerchantReference))
+				return Violation(KeyFormat, "%s sent "+why, who(e))
 			}
 			continue
 		}
 		key, quoted, ok := models.ParseKey(e.KeyHeader)
 		if !ok || !quoted {
-			return Violation(KeyFormat, "%s sent the key unquoted or malformed, want a Structured Field String", n.of(e.MerchantReference))
+			return Violation(KeyFormat, "%s sent the key unquoted or malformed, want a Structured Field String", who(e))
 		}
 		if _, err := uuid.Parse(key); err != nil || len(key) != 36 {
-			return Violation(KeyFormat, "%s sent a key that is not a UUID", n.of(e.MerchantReference))
+			return Violation(KeyFormat, "%s sent a key that is not a UUID", who(e))
 		}
 	}
 	return Finding{}

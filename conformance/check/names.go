@@ -104,11 +104,23 @@ func clientPostsOf(w World) []models.Exchange {
 // probes of a request shape or of another account (probe_shapes.go): those
 // equivalent-requests-agree and key-scoped-per-account judge.
 func Posts(h models.Snapshot) []models.Exchange {
-	var out []models.Exchange
+	n := 0
+	for i := range h.Exchanges {
+		if h.Exchanges[i].IsPost() {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]models.Exchange, 0, n) // one allocation: an exchange is ~600 bytes
 	for _, e := range h.Exchanges {
 		if e.IsPost() && ProbeKind(h, e) == "" {
 			out = append(out, e)
 		}
+	}
+	if len(out) == 0 {
+		return nil // as before: no create, no slice
 	}
 	return out
 }

@@ -245,12 +245,19 @@ type callState struct {
 	mu      sync.Mutex // guards all fields below
 	tries   int
 	unknown bool
-	wire    *http.Request // the last try as it went on the wire
+	// wire is what ShouldRetry reads of the last try as it went on the
+	// wire (after any WrapTransport middleware): whether there was one,
+	// and whether its method and key header let it be retried (mayRetry).
+	// Kept instead of a copy of the request's header map per try (issue 29).
+	wire wireFacts
 	// retryAfter is the last try's Retry-After (see retryAfter), -1 when
 	// it had none or no answer.
 	retryAfter time.Duration
 	totalEnd   time.Time // TotalTimeout after the first try began
 }
+
+// wireFacts is what the retry rule reads of a try's request.
+type wireFacts struct{ seen, mayRetry bool }
 
 type callStateKey struct{}
 
@@ -282,7 +289,7 @@ func (s *callState) tryDeadline(cfg Config) time.Time {
 }
 
 func (s *callState) begin(req *http.Request) {
-	w := &http.Request{Method: req.Method, Header: req.Header.Clone()}
+	w := wireFacts{seen: true, mayRetry: mayRetry(req)}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.tries++
@@ -292,7 +299,7 @@ func (s *callState) begin(req *http.Request) {
 // sawWire records req as the request the transport actually received,
 // after any WrapTransport middleware changed it.
 func (s *callState) sawWire(req *http.Request) {
-	w := &http.Request{Method: req.Method, Header: req.Header.Clone()}
+	w := wireFacts{seen: true, mayRetry: mayRetry(req)}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.wire = w
@@ -319,7 +326,7 @@ func (s *callState) lastRetryAfter() time.Duration {
 	return s.retryAfter
 }
 
-func (s *callState) lastWire() *http.Request {
+func (s *callState) lastWire() wireFacts {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.wire

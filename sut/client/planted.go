@@ -164,12 +164,12 @@ func (c *Client) unknownAsFailure(order models.Order, att models.PaymentAttempt,
 		AttemptID: attemptID, Err: fmt.Errorf("client: payment failed: %w", res.err)}
 }
 
-// shouldRetry is the pipeline's retry rule: ShouldRetry, unless a planted
-// bug changes it.
-func (p *pipeline) shouldRetry(req *http.Request, resp *http.Response, err error) bool {
+// shouldRetry is the pipeline's retry rule, ShouldRetry over the try's
+// wire facts, unless a planted bug changes it.
+func (p *pipeline) shouldRetry(wire wireFacts, resp *http.Response, err error) bool {
 	pl := p.cfg.Planted
-	may := mayRetry(req)
-	if pl.RetryWithoutKey && req != nil { // planted bug: RetryWithoutKey
+	may := wire.mayRetry
+	if pl.RetryWithoutKey && wire.seen { // planted bug: RetryWithoutKey
 		may = true
 	}
 	again := retryable(resp, err)

@@ -59,7 +59,7 @@ func (m *Machine) doubleClickMismatch(t *rapid.T) {
 		m.w.checkout(m.w.cli, "click 1", o, card)
 	}()
 	m.w.pause(gap)
-	if a, ok := m.w.openAttemptOf(o.ID); ok && heldAtProvider(m.w.hist.Snapshot().Exchanges, a.IdempotencyKey, start) {
+	if a, ok := m.w.openAttemptOf(o.ID); ok && m.w.keyHeld(a.IdempotencyKey, start) {
 		body, copied := m.w.recordedBody(a.IdempotencyKey) // the client's own body (recorded.go)
 		if !copied {
 			<-done

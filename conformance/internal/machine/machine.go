@@ -37,6 +37,10 @@ type Machine struct {
 	// evals counts each invariant's evaluations; they reach the run's
 	// statistics only when the sequence counts (endCheck).
 	evals map[string]int
+	// safeEvals counts the steps judged by the safety list (m.safe),
+	// folded into evals when they are read: a step adds one count, not
+	// one map write per invariant (issue 29).
+	safeEvals int
 	// known is a violation the run's catalogue already acknowledged: it
 	// ends the sequence, which then passes.
 	known *check.ViolationError
@@ -98,7 +102,15 @@ func (m *Machine) Phase() Phase { return m.run.Phase }
 func (m *Machine) Steps() int { return m.steps }
 
 // Evals counts each invariant's evaluations, by name.
-func (m *Machine) Evals() map[string]int { return m.evals }
+func (m *Machine) Evals() map[string]int {
+	if m.safeEvals > 0 {
+		for _, inv := range m.safe {
+			m.evals[inv.Name] += m.safeEvals
+		}
+		m.safeEvals = 0
+	}
+	return m.evals
+}
 
 // Failed is the first violation found, nil when none, and the world that
 // showed it, or that showed the Known violation.
@@ -255,8 +267,12 @@ func (m *Machine) evaluateBy(invs []check.Invariant, read func() (check.World, e
 		m.halt(err)
 		return
 	}
-	for _, inv := range invs {
-		m.evals[inv.Name]++
+	if len(invs) > 0 && len(m.safe) == len(invs) && &invs[0] == &m.safe[0] {
+		m.safeEvals++
+	} else {
+		for _, inv := range invs {
+			m.evals[inv.Name]++
+		}
 	}
 	if v := m.w.contractViolation(); v != nil {
 		m.fail(w, v)
@@ -375,13 +391,27 @@ func (m *Machine) Finish() {
 	if r, ok := w.prov.(backend.Refresher); ok {
 		r.Refresh() // the final verdict reads the provider's whole truth
 	}
-	m.evaluate(m.safety())
+	// Safety and liveness judge one reading of the world: nothing runs
+	// between them (issue 29: one copy of the history, not two).
+	var (
+		final  check.World
+		err    error
+		readIt bool
+	)
+	read := func() (check.World, error) {
+		if !readIt {
+			final, err = m.w.Snapshot()
+			readIt = true
+		}
+		return final, err
+	}
+	m.evaluateBy(m.safety(), read, check.Evaluate)
 	if why := m.unsettled(healed); why != "" && m.failed == nil && m.known == nil && m.broken == nil {
 		m.stopped = why // liveness needs a provider that answers once the faults heal
 		m.run.Stop.Note(why)
 		return
 	}
-	m.evaluate(m.judged(check.Liveness()))
+	m.evaluateBy(m.judged(check.Liveness()), read, check.Evaluate)
 	m.payAbandonedAgain()
 }
 

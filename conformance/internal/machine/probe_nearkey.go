@@ -33,9 +33,11 @@ func isNearKind(k string) bool { return k == nearKeyCase || k == nearKeyTail }
 // false when there is none (a key with no letter to change case of).
 func (w *World) nearKey(key, kind string) (string, bool) {
 	used := map[string]bool{}
-	for _, e := range w.hist.Snapshot().Exchanges {
-		used[e.Key] = true
-	}
+	w.recentView(func(h models.Snapshot) {
+		for _, e := range h.Exchanges {
+			used[e.Key] = true
+		}
+	})
 	if kind == nearKeyCase {
 		k := strings.ToUpper(key)
 		return k, k != key && !used[k]

@@ -15,22 +15,35 @@ import (
 // cannot be rebuilt exactly (a card token that is no test card, a field
 // left out: its fingerprint would differ).
 func (w *World) recordedBody(key string) (body probeBody, ok bool) {
-	h := w.hist.Snapshot()
-	probes := map[int]bool{}
-	for _, op := range h.Ops {
-		if op.Kind == models.OpProbe {
-			probes[op.ID] = true
+	var first *models.Exchange
+	w.recentView(func(h models.Snapshot) {
+		for i := range h.Exchanges {
+			e := &h.Exchanges[i]
+			if !e.IsPost() || e.Key != key || !e.HasKey || e.Fingerprint == "" || isProbe(h.Ops, e.OpID) {
+				continue
+			}
+			c := *e
+			first = &c
+			return
+		}
+	})
+	if first == nil {
+		return probeBody{}, false
+	}
+	e := first
+	body = probeBody{ChargeRequest: models.ChargeRequest{Amount: e.Amount, Currency: e.Currency, Source: models.TestCardToken(e.Card),
+		Description: e.Description, MerchantReference: e.MerchantReference}, extra: e.Extra}
+	return body, models.PayloadFingerprint(body.encode(), body.ChargeRequest) == e.Fingerprint
+}
+
+// isProbe reports whether operation id, of ops, is a probe's.
+func isProbe(ops []models.Operation, id int) bool {
+	for _, op := range ops {
+		if op.ID == id {
+			return op.Kind == models.OpProbe
 		}
 	}
-	for _, e := range h.Exchanges {
-		if !e.IsPost() || e.Key != key || !e.HasKey || probes[e.OpID] || e.Fingerprint == "" {
-			continue
-		}
-		body = probeBody{ChargeRequest: models.ChargeRequest{Amount: e.Amount, Currency: e.Currency, Source: models.TestCardToken(e.Card),
-			Description: e.Description, MerchantReference: e.MerchantReference}, extra: e.Extra}
-		return body, models.PayloadFingerprint(body.encode(), body.ChargeRequest) == e.Fingerprint
-	}
-	return probeBody{}, false
+	return false
 }
 
 // probeBody is a body a probe sends: the contract's fields, and the

@@ -61,6 +61,11 @@ type World struct {
 	// synced is the history as the last StepSnapshot saw it, brought up to
 	// date by models.History.Sync at each step.
 	synced models.Snapshot
+	// recentMu guards recent, the history as a step's own reads (probes)
+	// last saw it, brought up to date by Sync (recentView): no copy of the
+	// whole history per read (issue 29).
+	recentMu sync.Mutex
+	recent   models.Snapshot
 	// state is the client store's orders, attempts and refund intents as
 	// the last StepSnapshot saw them, kept from the store's change log
 	// (stateview.go), when the client is the reference over the in-memory

@@ -1,0 +1,91 @@
+package faults
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// The in-process recorder answers as httptest.ResponseRecorder does, for
+// every way a handler may write its answer: status, the header map as the
+// status was written (later changes do not reach it), the sniffed
+// Content-Type, the body.
+func TestRecorderAnswersAsHttptest(t *testing.T) {
+	handlers := map[string]http.HandlerFunc{
+		"nothing written": func(http.ResponseWriter, *http.Request) {},
+		"status only":     func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusConflict) },
+		"json answer": func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Add("Idempotent-Replayed", "true")
+			w.WriteHeader(http.StatusCreated)
+			_, _ = w.Write([]byte(`{"id":"ch_000001"}`))
+		},
+		"body without a type": func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("<html>no</html>")) },
+		"header after the status": func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("A", "1")
+			w.WriteHeader(http.StatusAccepted)
+			w.Header().Set("A", "2")
+			w.Header().Set("B", "3")
+			_, _ = w.Write([]byte("x"))
+		},
+		"header after the body": func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/plain")
+			_, _ = w.Write([]byte("x"))
+			w.Header().Set("Late", "1")
+			w.WriteHeader(http.StatusTeapot)
+		},
+		"empty type kept": func(w http.ResponseWriter, _ *http.Request) {
+			w.Header()["Content-Type"] = nil
+			_, _ = w.Write([]byte("{}"))
+		},
+		"flushed": func(w http.ResponseWriter, _ *http.Request) {
+			w.(http.Flusher).Flush()
+			w.Header().Set("Late", "1")
+		},
+	}
+	for name, h := range handlers {
+		want := httptest.NewRecorder()
+		h(want, nil)
+		wres := want.Result()
+		got := newRecorder()
+		h(got, nil)
+		res, body := got.result()
+		assert.Equal(t, wres.StatusCode, res.StatusCode, name)
+		assert.Equal(t, wres.Status, res.Status, name)
+		assert.Equal(t, wres.Header, res.Header, name)
+		assert.Equal(t, want.Body.String(), string(body), name)
+	}
+}
+
+// The in-process answer's charge id is taken only from an answer as the
+// provider gave it: unread and with its status; anything else is decoded
+// again (chargeID), so a fault that changes either never keeps the id.
+func TestAnsweredIDOnlyOfTheProvidersAnswer(t *testing.T) {
+	body := []byte(`{"id":"ch_000001","status":"succeeded"}`)
+	fresh := func() *http.Response {
+		return &http.Response{StatusCode: http.StatusCreated,
+			Body: &providerBody{Reader: bytes.NewReader(body), status: http.StatusCreated, chargeID: chargeID(http.StatusCreated, body)}}
+	}
+	id, ok := answeredID(fresh())
+	assert.True(t, ok)
+	assert.Equal(t, "ch_000001", id)
+
+	changed := fresh()
+	changed.StatusCode = http.StatusBadGateway
+	_, ok = answeredID(changed)
+	assert.False(t, ok, "another status")
+
+	read := fresh()
+	_, _ = read.Body.Read(make([]byte, 3))
+	_, ok = answeredID(read)
+	assert.False(t, ok, "a body partly read")
+
+	replaced := fresh()
+	replaced.Body = io.NopCloser(bytes.NewReader(body))
+	_, ok = answeredID(replaced)
+	assert.False(t, ok, "another body")
+}
