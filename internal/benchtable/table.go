@@ -135,7 +135,11 @@ func (r *results) ratios() []ratio {
 	}
 	if seqs, ok := r.median("Property", "sequences/s"); ok && okFloor && seqs > 0 {
 		calls := 1e9 / seqs / floor
-		out = append(out, ratio{"direct handler calls per sequence (Property ns/sequence ÷ ProviderDirect ns/op)", num(calls), fmt.Sprintf("≤ %d: %s", targetCalls, gap(calls, targetCalls))})
+		name := "direct handler calls per sequence (Property ns/sequence ÷ ProviderDirect ns/op)"
+		if procs, ok := r.median("Property", "procs"); ok { // the property's GOMAXPROCS (fewerProcs), not the -N of its name
+			name = fmt.Sprintf("direct handler calls per sequence (Property ns/sequence at GOMAXPROCS %d ÷ ProviderDirect ns/op)", int(procs))
+		}
+		out = append(out, ratio{name, num(calls), fmt.Sprintf("≤ %d: %s", targetCalls, gap(calls, targetCalls))})
 	}
 	if perEx, ok := r.median("Property", "ns/exchange"); ok {
 		out = append(out, ratio{"µs per exchange (Property ns/exchange)", num(perEx / 1e3), ""})

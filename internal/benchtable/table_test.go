@@ -92,6 +92,22 @@ func TestRatiosToTheFloor(t *testing.T) {
 	assert.Equal(t, "< 0.5 s each: 4.00× over", got["mutants:"].target)
 }
 
+// The handler-call row names the GOMAXPROCS the property ran at when the
+// benchmark reports it (a run lowers it: fewerProcs), not the -N suffix.
+func TestCallsRowNamesTheProcsThePropertyRanAt(t *testing.T) {
+	res, err := parse(strings.NewReader("BenchmarkProviderDirect-2 1 1000 ns/op\nBenchmarkProperty-2 1 1 ns/op 1000 sequences/s 1 ns/exchange 1 procs\n"))
+	require.NoError(t, err)
+	var names []string
+	for _, q := range res.ratios() {
+		if strings.HasPrefix(q.name, "direct") {
+			names = append(names, q.name)
+			assert.Equal(t, "1000", q.value)
+		}
+	}
+	require.Len(t, names, 1)
+	assert.Contains(t, names[0], "at GOMAXPROCS 1")
+}
+
 func TestATargetMetSaysSo(t *testing.T) {
 	res, err := parse(strings.NewReader("BenchmarkProviderDirect-2 1 1000 ns/op\nBenchmarkProperty-2 1 1 ns/op 40000 sequences/s 1 ns/exchange\n"))
 	require.NoError(t, err)

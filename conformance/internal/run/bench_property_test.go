@@ -18,7 +18,9 @@ import (
 // Metrics: sequences/s and exchanges/s (wire exchanges, each a request of
 // the client or of a probe and its answer, or its fault), ns/exchange,
 // exchanges/sequence, and allocs/exchange (every heap allocation of the
-// run, from runtime.MemStats, divided by its exchanges). make bench
+// run, from runtime.MemStats, divided by its exchanges), and procs (the
+// GOMAXPROCS it ran at: as a run does, fewerProcs sets one processor per
+// property unless GOMAXPROCS is set, whatever -test.cpu says). make bench
 // divides ns/exchange by BenchmarkProviderDirect's (sut/provider): the
 // harness's cost over the floor.
 func BenchmarkProperty(b *testing.B) { benchProperty(b, "", 1) }
@@ -55,10 +57,13 @@ func benchProperty(b *testing.B, steps string, n int) {
 		after    runtime.MemStats
 		start    time.Time
 		duration time.Duration
+		procs    int
 	)
 	b.ResetTimer()
 	mustPass(b, b.Name(), func(t *testing.T) {
 		r = benchRun(t, Config{})
+		t.Cleanup(fewerProcs(n)) // as run does
+		procs = runtime.GOMAXPROCS(0)
 		runtime.ReadMemStats(&before)
 		start = time.Now()
 		if n > 1 {
@@ -83,4 +88,5 @@ func benchProperty(b *testing.B, steps string, n int) {
 	if n > 1 {
 		b.ReportMetric(float64(n), "properties")
 	}
+	b.ReportMetric(float64(procs), "procs")
 }

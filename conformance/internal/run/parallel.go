@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemcheck/idemcheck/conformance/internal/machine"
 	"pgregory.net/rapid"
 )
 
@@ -51,8 +50,7 @@ func (c Config) parallelism() int {
 	if c.OverHTTP() && !c.ConcurrencyAuto && rapidFlag("rapid.failfile") == "" {
 		return min(max(c.Concurrency, 1), MaxConcurrency) // a service per sequence: in flight at once (concurrent.go)
 	}
-	if c.Parallel <= 1 || c.Provider != machine.ProviderEmbedded || c.OnRedis() || c.PGStore != nil ||
-		c.ClientStore != "" && c.ClientStore != machine.StoreMemory || c.Under != nil || c.Mutant != "" && c.ParallelAuto || rapidFlag("rapid.failfile") != "" {
+	if c.Parallel <= 1 || !c.inProcess() || c.Mutant != "" && c.ParallelAuto || rapidFlag("rapid.failfile") != "" {
 		return 1
 	}
 	return c.Parallel

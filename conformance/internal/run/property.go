@@ -298,6 +298,9 @@ func run(t *testing.T, cfg Config, stats *Stats) *Stats {
 		return r.stats
 	}
 	n := r.cfg.parallelism()
+	if r.cfg.inProcess() {
+		t.Cleanup(fewerProcs(n)) // one processor per property (procs.go)
+	}
 	t.Cleanup(r.keepFailFiles) // after the cleanup below: rapid has kept its fail file or not
 	t.Cleanup(func() {
 		if t.Failed() {
