@@ -244,10 +244,11 @@ func describe(req *http.Request, limit int64) (models.Exchange, []byte, error) {
 	}
 	var cr models.ChargeRequest
 	if len(body) > 0 && json.Unmarshal(body, &cr) == nil {
-		ex.Fingerprint = models.PayloadFingerprint(body, cr)
+		var contractOnly bool
+		ex.Fingerprint, contractOnly = models.PayloadFingerprintOf(body, cr)
 		// A charge's body with members of the client's own: a probe of
 		// its key resends them (recorded.go).
-		if !ex.IsRefund() && ex.Fingerprint != models.Fingerprint(cr) {
+		if !ex.IsRefund() && !contractOnly {
 			ex.Extra = models.ExtraMembers(body, cr)
 		}
 		ex.MerchantReference, ex.Amount, ex.Currency = cr.MerchantReference, cr.Amount, cr.Currency

@@ -119,7 +119,13 @@ func TestPayloadFingerprint_CoversTheWholePayload(t *testing.T) {
 		"\n {\"amount\": 54890,\t\"currency\": \"TRY\", \"source\": \"tok_visa\", \"description\": \"Bookstore order 1001\", \"merchant_reference\": \"bookstore-1001-a\"}\r\n",
 	} {
 		assert.Equal(t, fp, models.PayloadFingerprint([]byte(body), visa), "%s", body)
+		got, contractOnly := models.PayloadFingerprintOf([]byte(body), visa)
+		assert.True(t, contractOnly && got == fp, "%s", body)
 	}
+	_, contractOnly := models.PayloadFingerprintOf([]byte(`{"amount":54890,"currency":"TRY","source":"tok_visa","description":"Bookstore order 1001","merchant_reference":"bookstore-1001-a","metadata":{}}`), visa)
+	assert.False(t, contractOnly, "a member outside the contract")
+	_, contractOnly = models.PayloadFingerprintOf([]byte("amount=1"), models.ChargeRequest{})
+	assert.False(t, contractOnly, "not JSON")
 	withMeta := func(meta string) string {
 		return models.PayloadFingerprint([]byte(`{"amount":54890,"currency":"TRY","source":"tok_visa","description":"Bookstore order 1001",`+
 			`"merchant_reference":"bookstore-1001-a","metadata":`+meta+`}`), visa)

@@ -103,6 +103,15 @@ func (h *History) LastOp(kind OpKind) int {
 	return 0
 }
 
+// Version changes with every record h takes (a step, an operation or an
+// exchange begun or updated): two equal versions mean nothing was
+// recorded in between.
+func (h *History) Version() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.seq
+}
+
 // Exchanges is how many exchanges h has recorded.
 func (h *History) Exchanges() int {
 	h.mu.Lock()

@@ -268,21 +268,29 @@ func (c *canon) object(dst []byte, depth int) ([]byte, bool) {
 // written (1500 and 1500.0 differ), a string by its characters (escapes
 // do not count). A body that is not JSON is digested as it is.
 func PayloadFingerprint(body []byte, v any) string {
+	fp, _ := PayloadFingerprintOf(body, v)
+	return fp
+}
+
+// PayloadFingerprintOf is PayloadFingerprint, and whether body holds v's
+// fields and nothing else (contractOnly: then the fingerprint is v's own,
+// Fingerprint for a charge), in one pass.
+func PayloadFingerprintOf(body []byte, v any) (fp string, contractOnly bool) {
 	plain, _ := json.Marshal(v) // a request struct; cannot fail
 	if bytes.Equal(body, plain) {
-		return hexSum(plain) // the common case, without canonicalizing
+		return hexSum(plain), true // the common case, without canonicalizing
 	}
 	if !json.Valid(body) {
-		return hexSum(body)
+		return hexSum(body), false
 	}
 	a, b := canonBufs.Get().(*[]byte), canonBufs.Get().(*[]byte)
 	defer canonBufs.Put(a)
 	defer canonBufs.Put(b)
 	ca, cb := canonicalOf((*a)[:0], body), canonicalOf((*b)[:0], plain)
 	if bytes.Equal(ca, cb) {
-		return hexSum(plain)
+		return hexSum(plain), true
 	}
-	return hexSum(ca)
+	return hexSum(ca), false
 }
 
 // ExtraMembers is the members of body, a JSON object, that v (what body

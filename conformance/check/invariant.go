@@ -72,6 +72,17 @@ type memo struct {
 	done               [3]bool // posts, clientPosts, verdicts
 }
 
+// Shared is w with one cache of what the invariants derive from its
+// history (its creates, the specification's verdicts), which every
+// Evaluate and Coverage of the returned World then shares instead of
+// deriving it again. The World must not change while it is shared.
+func (w World) Shared() World {
+	if w.memo == nil {
+		w.memo = &memo{}
+	}
+	return w
+}
+
 func (w World) m() *memo {
 	if w.memo == nil {
 		return &memo{} // a World built by hand: no sharing, still correct

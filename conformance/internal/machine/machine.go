@@ -37,6 +37,10 @@ type Machine struct {
 	// evals counts each invariant's evaluations; they reach the run's
 	// statistics only when the sequence counts (endCheck).
 	evals map[string]int
+	// final is the world the final phase judged, as the history stood at
+	// version finalAt (FinalWorld).
+	final   check.World
+	finalAt int
 	// safeEvals counts the steps judged by the safety list (m.safe),
 	// folded into evals when they are read: a step adds one count, not
 	// one map write per invariant (issue 29).
@@ -110,6 +114,16 @@ func (m *Machine) Evals() map[string]int {
 		m.safeEvals = 0
 	}
 	return m.evals
+}
+
+// FinalWorld is the world the final phase judged, while nothing has been
+// recorded since (ok is false otherwise, or before the final phase): its
+// derived data are shared with the verdicts taken over it (check.World.Shared).
+func (m *Machine) FinalWorld() (w check.World, ok bool) {
+	if m.final.Now.IsZero() || m.w.hist.Version() != m.finalAt {
+		return check.World{}, false
+	}
+	return m.final, true
 }
 
 // Failed is the first violation found, nil when none, and the world that
@@ -401,7 +415,8 @@ func (m *Machine) Finish() {
 	read := func() (check.World, error) {
 		if !readIt {
 			final, err = m.w.Snapshot()
-			readIt = true
+			final, readIt = final.Shared(), true
+			m.final, m.finalAt = final, m.w.hist.Version()
 		}
 		return final, err
 	}

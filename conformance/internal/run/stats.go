@@ -227,9 +227,12 @@ func (s *Stats) setFolder(dir string, started time.Time, test string) {
 func (s *Stats) sequence(m *machine.Machine) {
 	failed, w := m.Failed()
 	if failed == nil && m.Known() == nil {
-		var err error
-		if w, err = m.World().Snapshot(); err != nil {
-			return // the check fails on it as broken; nothing to count
+		var ok bool
+		if w, ok = m.FinalWorld(); !ok { // the world the verdict read, when nothing came after it
+			var err error
+			if w, err = m.World().Snapshot(); err != nil {
+				return // the check fails on it as broken; nothing to count
+			}
 		}
 	}
 	cov := check.Coverage(w)
