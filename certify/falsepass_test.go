@@ -224,11 +224,20 @@ func copyRecorded(w http.ResponseWriter, rec *httptest.ResponseRecorder) {
 // profile claims max_body_bytes 262144 passed body-over-limit-refused:
 // it sent only a body one byte over the claim. A body of exactly the
 // claim is now sent first and its 413 FAILs. The reference still PASSes.
+//
+// The server reads the body before it answers: net/http's server closes
+// a connection whose handler left 256 KiB or more of a body unread
+// (maxPostHandlerReadBytes), and the kernel's reset of that connection
+// could reach the harness before the 413 did, under load (a fresh-clone
+// CI of 492963d: "answered no response (no answer): transient",
+// INCONCLUSIVE). That is the harness's right verdict for a reset, not
+// what this test is about.
 func TestCertify_BodyLimitBelowTheClaim(t *testing.T) {
 	url := wrapRef(t, func(w http.ResponseWriter, r *http.Request) bool {
 		if r.ContentLength <= 40000 {
 			return false
 		}
+		_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, 1<<20))
 		w.Header().Set("Content-Type", "application/problem+json")
 		w.WriteHeader(http.StatusRequestEntityTooLarge)
 		_, _ = w.Write([]byte(`{"title":"Content Too Large","status":413}`))

@@ -20,7 +20,7 @@ import (
 const certifyAbout = `Certify the provider at URL (http(s)://host[:port][/path]; requests go to URL/v1/charges):
 the fixed requirement list (docs/profiles.md), then the conformance property with the
 reference client against it, within the budgets. The run folder (certification.md, .json,
-.junit.xml, run.json) is written under -report-dir and its page's path printed at the end.
+.junit.xml, run.json, report.html) is written under -report-dir and its page's path printed at the end.
 A flag left unset takes its IDEMCHECK_* variable, else the default shown. The second
 account's key, for the cross-account requirement, is IDEMCHECK_API_KEY_2.`
 
