@@ -46,6 +46,15 @@ func TestRecorderAnswersAsHttptest(t *testing.T) {
 			w.(http.Flusher).Flush()
 			w.Header().Set("Late", "1")
 		},
+		"a length given": func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Length", "2")
+			_, _ = w.Write([]byte("{}"))
+		},
+		"headers read after the status": func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Location", "/v1/charges/ch_000001")
+			w.WriteHeader(http.StatusCreated)
+			_, _ = w.Write([]byte(w.Header().Get("Location"))) // a wrapper reading what it sent
+		},
 	}
 	for name, h := range handlers {
 		want := httptest.NewRecorder()
@@ -58,7 +67,10 @@ func TestRecorderAnswersAsHttptest(t *testing.T) {
 		assert.Equal(t, wres.Status, res.Status, name)
 		assert.Equal(t, wres.Header, res.Header, name)
 		assert.Equal(t, want.Body.String(), string(body), name)
+		assert.Equal(t, wres.ContentLength, res.ContentLength, name)
 	}
+	assert.Panics(t, func() { newRecorder().WriteHeader(42) }, "an invalid status, as httptest and net/http")
+	assert.Panics(t, func() { httptest.NewRecorder().WriteHeader(42) })
 }
 
 // The in-process answer's charge id is taken only from an answer as the

@@ -106,7 +106,7 @@ func (r *runState) exchanges() int {
 // withRapid sets rapid's flags (name → value, e.g. "rapid.checks" → "100")
 // for the rest of the benchmark, restoring them when it ends. rapid reads
 // its flags when a check starts.
-func withRapid(b *testing.B, set map[string]string) {
+func withRapid(b testing.TB, set map[string]string) {
 	b.Helper()
 	for name, v := range set {
 		f := flag.Lookup(name)

@@ -19,7 +19,10 @@ var (
 // fewerProcs sets GOMAXPROCS to the number of in-process properties
 // running at once (n for this run, plus those of runs that overlap it),
 // at most what it was, for the length of a run, unless the GOMAXPROCS
-// environment variable is set; it returns what restores it.
+// environment variable is set; it returns what restores it, to be called
+// as the run's properties end. GOMAXPROCS is process-wide: other tests of
+// the binary running meanwhile share the setting, and the last run to end
+// puts back the value the first found (a change made in between is lost).
 //
 // A property in process is one chain of work in a testing/synctest
 // bubble: every virtual sleep parks its goroutine and readies another,
@@ -27,7 +30,7 @@ var (
 // futex call each), which then finds nothing to do. With one processor
 // per property there is none idle. Measured on a 2-core machine
 // (docs/BENCHMARKS.md, issue 29): one property at GOMAXPROCS 2 spent
-// ~11 % of its CPU in those wake-ups and ran 1.7× slower than at 1.
+// ~11 % of its CPU in those wake-ups and ran 1.6–1.8× slower than at 1.
 func fewerProcs(n int) (restore func()) {
 	if os.Getenv("GOMAXPROCS") != "" || n < 1 {
 		return func() {}
@@ -54,8 +57,9 @@ func fewerProcs(n int) (restore func()) {
 }
 
 // inProcess reports whether c's whole world runs in this process: the
-// embedded provider on its memory store, the reference client or a Go
-// client on the memory attempt store, in virtual time.
+// embedded provider on its memory store and the reference client (or a
+// client mutant) on the memory attempt store, in virtual time. A client
+// under test (CheckClient) is not: it may wait on real time.
 func (c Config) inProcess() bool {
 	return c.Provider == machine.ProviderEmbedded && !c.OnRedis() && c.PGStore == nil &&
 		(c.ClientStore == "" || c.ClientStore == machine.StoreMemory) && c.Under == nil

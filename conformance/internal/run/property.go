@@ -299,7 +299,7 @@ func run(t *testing.T, cfg Config, stats *Stats) *Stats {
 	}
 	n := r.cfg.parallelism()
 	if r.cfg.inProcess() {
-		t.Cleanup(fewerProcs(n)) // one processor per property (procs.go)
+		defer fewerProcs(n)() // one processor per property while they run (procs.go), not until the test ends
 	}
 	t.Cleanup(r.keepFailFiles) // after the cleanup below: rapid has kept its fail file or not
 	t.Cleanup(func() {
