@@ -215,6 +215,14 @@ func (c *Checker) reset(w World) {
 	invs, n, touched, touchedOps := c.invs, c.fullReplays, c.touched, c.touchedOps
 	*c = Checker{invs: invs, fullReplays: n, touched: touched, touchedOps: touchedOps}
 	c.r = replay{killable: w.Killable, retention: w.Retention}
+	// Built over a whole history, the indices get room for as many again:
+	// the steps after a rebuild pay a map's doubling in their share, as a
+	// sequence grown from its first step does, not all of it at once
+	// (issue 29: BenchmarkCheckerStep at 1000 exchanges spent a third of
+	// its steps rehashing the maps the priming step had just filled).
+	room := 2 * len(w.History.Exchanges)
+	c.g.initSized(room)
+	c.r.open = make(map[int]*openPost, room)
 	c.index(w, 0)
 }
 

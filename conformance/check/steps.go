@@ -52,9 +52,12 @@ func (g *groups) file(h models.Snapshot, i int, client, other bool) {
 }
 
 // init makes the groups' maps, once.
-func (g *groups) init() {
+func (g *groups) init() { g.initSized(0) }
+
+// initSized makes the groups' maps, once, with room for n exchanges.
+func (g *groups) initSized(n int) {
 	if g.byKey == nil {
-		g.byCall, g.byOp, g.byKey, g.bKeys = map[callIntent][]int{}, map[int][]int{}, map[string][]int{}, map[string]bool{}
+		g.byCall, g.byOp, g.byKey, g.bKeys = make(map[callIntent][]int, n), make(map[int][]int, n), make(map[string][]int, n), map[string]bool{}
 		g.seen402, g.bAnswered, g.open = map[string]bool{}, map[string]bool{}, map[int64]int{}
 	}
 }
