@@ -1,7 +1,6 @@
 package faults
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -142,35 +141,9 @@ func (p *InProcess) serve(id int, preq *http.Request) *http.Response {
 		e.ProviderBodyDigest = models.BodyDigest(body)
 		e.ProviderHeaders = models.HeadersOf(resp.Header, "")
 		e.ProviderChargeID, e.ProviderForeign = p.answered(e, resp.StatusCode, body)
-		if p.Dialect == nil { // the reference's: the fault layer's chargeID of the same answer
-			resp.Body = &providerBody{Reader: bytes.NewReader(body), status: resp.StatusCode, chargeID: e.ProviderChargeID}
-		}
 	})
 	p.mu.Unlock() // held since arrival, or retaken by BeforeCommit
 	return resp
-}
-
-// providerBody is the body of an in-process reference provider's answer
-// with the charge id it names (chargeID of status and the body), so that
-// the fault layer, when the answer reaches it as the provider gave it,
-// does not decode it a second time (issue 29).
-type providerBody struct {
-	*bytes.Reader
-	status   int
-	chargeID string
-}
-
-func (*providerBody) Close() error { return nil }
-
-// answeredID is the charge id of resp's body when it is an in-process
-// reference answer as the provider gave it (unread, with its status):
-// chargeID(resp.StatusCode, body); ok is false otherwise.
-func answeredID(resp *http.Response) (id string, ok bool) {
-	pb, ok := resp.Body.(*providerBody)
-	if !ok || pb.status != resp.StatusCode || int64(pb.Len()) != pb.Size() {
-		return "", false
-	}
-	return pb.chargeID, true
 }
 
 // answered is the charge id an answer names (chargeIDIn) and whether it

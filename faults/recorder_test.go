@@ -1,8 +1,6 @@
 package faults
 
 import (
-	"bytes"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -71,33 +69,4 @@ func TestRecorderAnswersAsHttptest(t *testing.T) {
 	}
 	assert.Panics(t, func() { newRecorder().WriteHeader(42) }, "an invalid status, as httptest and net/http")
 	assert.Panics(t, func() { httptest.NewRecorder().WriteHeader(42) })
-}
-
-// The in-process answer's charge id is taken only from an answer as the
-// provider gave it: unread and with its status; anything else is decoded
-// again (chargeID), so a fault that changes either never keeps the id.
-func TestAnsweredIDOnlyOfTheProvidersAnswer(t *testing.T) {
-	body := []byte(`{"id":"ch_000001","status":"succeeded"}`)
-	fresh := func() *http.Response {
-		return &http.Response{StatusCode: http.StatusCreated,
-			Body: &providerBody{Reader: bytes.NewReader(body), status: http.StatusCreated, chargeID: chargeID(http.StatusCreated, body)}}
-	}
-	id, ok := answeredID(fresh())
-	assert.True(t, ok)
-	assert.Equal(t, "ch_000001", id)
-
-	changed := fresh()
-	changed.StatusCode = http.StatusBadGateway
-	_, ok = answeredID(changed)
-	assert.False(t, ok, "another status")
-
-	read := fresh()
-	_, _ = read.Body.Read(make([]byte, 3))
-	_, ok = answeredID(read)
-	assert.False(t, ok, "a body partly read")
-
-	replaced := fresh()
-	replaced.Body = io.NopCloser(bytes.NewReader(body))
-	_, ok = answeredID(replaced)
-	assert.False(t, ok, "another body")
 }

@@ -182,15 +182,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err == nil && t.Dialect != nil && IsStatus(f.Kind) {
 		inDialect(t.Dialect, resp) // the fault layer answered in the provider's place
 	}
-	var (
-		respBody []byte
-		known    string
-		isKnown  bool
-	)
+	var respBody []byte
 	if err == nil {
-		if t.Dialect == nil {
-			known, isKnown = answeredID(resp)
-		}
 		respBody, err = ReadBody(resp.Body, t.MaxBody)
 		_ = resp.Body.Close()
 		resp.Body = io.NopCloser(bytes.NewReader(respBody))
@@ -203,11 +196,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		e.Status = resp.StatusCode
 		e.Replayed = resp.Header.Get(models.ReplayedHeader) == "true"
-		if isKnown {
-			e.ChargeID = known
-		} else {
-			e.ChargeID = chargeIDIn(t.Dialect, resp.StatusCode, respBody)
-		}
+		e.ChargeID = chargeIDIn(t.Dialect, resp.StatusCode, respBody)
 	})
 	if err != nil {
 		return nil, err

@@ -110,9 +110,6 @@ func Posts(h models.Snapshot) []models.Exchange {
 			n++
 		}
 	}
-	if n == 0 {
-		return nil
-	}
 	out := make([]models.Exchange, 0, n) // one allocation: an exchange is ~600 bytes
 	for _, e := range h.Exchanges {
 		if e.IsPost() && ProbeKind(h, e) == "" {

@@ -289,11 +289,10 @@ func (s *callState) tryDeadline(cfg Config) time.Time {
 }
 
 func (s *callState) begin(req *http.Request) {
-	w := wireFacts{seen: true, mayRetry: mayRetry(req)}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.tries++
-	s.wire = w
+	s.mu.Unlock()
+	s.sawWire(req)
 }
 
 // sawWire records req as the request the transport actually received,

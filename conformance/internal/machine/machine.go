@@ -37,10 +37,11 @@ type Machine struct {
 	// evals counts each invariant's evaluations; they reach the run's
 	// statistics only when the sequence counts (endCheck).
 	evals map[string]int
-	// final is the world the final phase judged, as the history stood at
-	// version finalAt (FinalWorld).
-	final   check.World
-	finalAt int
+	// final is the world the final phase judged (when finalRead), as the
+	// history stood at version finalAt (FinalWorld).
+	final     check.World
+	finalAt   int
+	finalRead bool
 	// safeEvals counts the steps judged by the safety list (m.safe),
 	// folded into evals when they are read: a step adds one count, not
 	// one map write per invariant (issue 29).
@@ -120,7 +121,7 @@ func (m *Machine) Evals() map[string]int {
 // recorded since (ok is false otherwise, or before the final phase): its
 // derived data are shared with the verdicts taken over it (check.World.Shared).
 func (m *Machine) FinalWorld() (w check.World, ok bool) {
-	if m.final.Now.IsZero() || m.w.hist.Version() != m.finalAt {
+	if !m.finalRead || m.w.hist.Version() != m.finalAt {
 		return check.World{}, false
 	}
 	return m.final, true
@@ -407,18 +408,15 @@ func (m *Machine) Finish() {
 	}
 	// Safety and liveness judge one reading of the world: nothing runs
 	// between them (issue 29: one copy of the history, not two).
-	var (
-		final  check.World
-		err    error
-		readIt bool
-	)
 	read := func() (check.World, error) {
-		if !readIt {
-			final, err = m.w.Snapshot()
-			final, readIt = final.Shared(), true
-			m.final, m.finalAt = final, m.w.hist.Version()
+		if !m.finalRead {
+			w, err := m.w.Snapshot()
+			if err != nil {
+				return w, err // evaluateBy halts the sequence: no second read
+			}
+			m.final, m.finalAt, m.finalRead = w.Shared(), m.w.hist.Version(), true
 		}
-		return final, err
+		return m.final, nil
 	}
 	m.evaluateBy(m.safety(), read, check.Evaluate)
 	if why := m.unsettled(healed); why != "" && m.failed == nil && m.known == nil && m.broken == nil {

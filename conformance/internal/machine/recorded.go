@@ -15,25 +15,18 @@ import (
 // cannot be rebuilt exactly (a card token that is no test card, a field
 // left out: its fingerprint would differ).
 func (w *World) recordedBody(key string) (body probeBody, ok bool) {
-	var first *models.Exchange
 	w.recentView(func(h models.Snapshot) {
-		for i := range h.Exchanges {
-			e := &h.Exchanges[i]
+		for _, e := range h.Exchanges {
 			if !e.IsPost() || e.Key != key || !e.HasKey || e.Fingerprint == "" || isProbe(h.Ops, e.OpID) {
 				continue
 			}
-			c := *e
-			first = &c
+			body = probeBody{ChargeRequest: models.ChargeRequest{Amount: e.Amount, Currency: e.Currency, Source: models.TestCardToken(e.Card),
+				Description: e.Description, MerchantReference: e.MerchantReference}, extra: e.Extra}
+			ok = models.PayloadFingerprint(body.encode(), body.ChargeRequest) == e.Fingerprint
 			return
 		}
 	})
-	if first == nil {
-		return probeBody{}, false
-	}
-	e := first
-	body = probeBody{ChargeRequest: models.ChargeRequest{Amount: e.Amount, Currency: e.Currency, Source: models.TestCardToken(e.Card),
-		Description: e.Description, MerchantReference: e.MerchantReference}, extra: e.Extra}
-	return body, models.PayloadFingerprint(body.encode(), body.ChargeRequest) == e.Fingerprint
+	return body, ok
 }
 
 // isProbe reports whether operation id, of ops, is a probe's.
