@@ -2,11 +2,11 @@ package faults
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"sync"
 	"time"
 
+	"github.com/idemcheck/idemcheck/internal/jsonread"
 	"github.com/idemcheck/idemcheck/internal/stackgrow"
 	"github.com/idemcheck/idemcheck/models"
 )
@@ -152,7 +152,7 @@ func (p *InProcess) serve(id int, preq *http.Request) *http.Response {
 func (p *InProcess) answered(e *models.Exchange, status int, body []byte) (string, bool) {
 	if p.Dialect == nil && e.IsPost() && status >= 200 && status <= 299 {
 		var c chargeAnswer
-		if json.Unmarshal(body, &c) == nil { // then a models.Charge decodes too
+		if jsonread.Unmarshal(body, &c) == nil { // then a models.Charge decodes too
 			return c.ids(), c.ID == ""
 		}
 	}

@@ -3,7 +3,6 @@ package faults
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/failsafe-go/failsafe-go/timeout"
+	"github.com/idemcheck/idemcheck/internal/jsonread"
 	"github.com/idemcheck/idemcheck/models"
 )
 
@@ -232,7 +232,7 @@ func describe(req *http.Request, limit int64) (models.Exchange, []byte, error) {
 		ex.Key, _, _ = models.ParseKey(v[0])
 	}
 	var cr models.ChargeRequest
-	if len(body) > 0 && json.Unmarshal(body, &cr) == nil {
+	if len(body) > 0 && jsonread.Unmarshal(body, &cr) == nil {
 		var contractOnly bool
 		ex.Fingerprint, contractOnly = models.PayloadFingerprintOf(body, cr)
 		// A charge's body with members of the client's own: a probe of
@@ -246,7 +246,7 @@ func describe(req *http.Request, limit int64) (models.Exchange, []byte, error) {
 	}
 	if ex.IsRefund() { // the refund's charge, for a report to rebuild its body
 		var rr models.RefundRequest
-		_ = json.Unmarshal(body, &rr)
+		_ = jsonread.Unmarshal(body, &rr)
 		ex.RefundCharge = rr.Charge
 	}
 	return ex, body, nil
@@ -278,7 +278,7 @@ func chargeID(status int, body []byte) string {
 		return ""
 	}
 	var c chargeAnswer
-	if json.Unmarshal(body, &c) != nil {
+	if jsonread.Unmarshal(body, &c) != nil {
 		return ""
 	}
 	return c.ids()

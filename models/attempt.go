@@ -89,8 +89,21 @@ func ParseReference(ref string) (orderID int64, attemptID string, ok bool) {
 // CardHash is the hex SHA-256 of a card token: what the client stores and
 // what histories and reports show instead of the token.
 func CardHash(token string) string {
+	if h, ok := testCardHashes[token]; ok {
+		return h
+	}
 	return hexSum([]byte(token))
 }
+
+// testCardHashes are the CardHash of the public test card tokens, worked
+// out once: nearly every exchange of a run carries one (issue 29).
+var testCardHashes = func() map[string]string {
+	m := make(map[string]string, len(testCards))
+	for tok := range testCards {
+		m[tok] = hexSum([]byte(tok))
+	}
+	return m
+}()
 
 // testCards maps the public test card tokens of docs/provider-api.md to their
 // labels. They are documented test values, not secrets.

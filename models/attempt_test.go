@@ -1,6 +1,8 @@
 package models_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 	"testing"
 
@@ -87,6 +89,11 @@ func TestCardHash_IsHexSHA256(t *testing.T) {
 	assert.NotContains(t, h, "tok_visa")
 	assert.Equal(t, h, models.CardHash("tok_visa"))
 	assert.NotEqual(t, h, models.CardHash("tok_mastercard"))
+	for _, label := range []string{"visa", "mastercard", "declined"} { // worked out once, the same
+		tok := models.TestCardToken(label)
+		sum := sha256.Sum256([]byte(tok))
+		assert.Equal(t, hex.EncodeToString(sum[:]), models.CardHash(tok), label)
+	}
 }
 
 func TestCardLabel_OnlyPublicTestCards(t *testing.T) {

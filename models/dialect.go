@@ -2,7 +2,8 @@ package models
 
 import (
 	"bytes"
-	"encoding/json"
+
+	"github.com/idemcheck/idemcheck/internal/jsonread"
 )
 
 // StripeMaxKeyLength is the longest idempotency key Stripe's dialect
@@ -20,7 +21,7 @@ const StripeMaxKeyLength = 255
 // the requirements (certify) and the property's checks of a remote
 // provider share, recorded on each exchange as ProviderForeign.
 func OfDialect(e Exchange, status int, body []byte) bool {
-	if !json.Valid(body) {
+	if !jsonread.Valid(body) {
 		return false
 	}
 	if status < 200 || status > 299 {
@@ -33,10 +34,10 @@ func OfDialect(e Exchange, status int, body []byte) bool {
 	switch {
 	case e.IsRefund():
 		var r Refund
-		return json.Unmarshal(body, &r) == nil && r.ID != ""
+		return jsonread.Unmarshal(body, &r) == nil && r.ID != ""
 	case e.Method == "POST":
 		var c Charge
-		return json.Unmarshal(body, &c) == nil && c.ID != ""
+		return jsonread.Unmarshal(body, &c) == nil && c.ID != ""
 	}
 	return true
 }

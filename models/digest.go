@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"slices"
 	"sync"
+
+	"github.com/idemcheck/idemcheck/internal/jsonread"
 )
 
 // BodyDigest is the hex SHA-256 of a JSON body in canonical form (compact,
@@ -20,7 +22,7 @@ import (
 // marshalling them again cost as much as the provider's handler); any other
 // body takes encoding/json's way.
 func BodyDigest(body []byte) string {
-	if !json.Valid(body) {
+	if !jsonread.Valid(body) {
 		return hexSum(body)
 	}
 	buf := canonBufs.Get().(*[]byte)
@@ -280,7 +282,7 @@ func PayloadFingerprintOf(body []byte, v any) (fp string, contractOnly bool) {
 	if bytes.Equal(body, plain) {
 		return hexSum(plain), true // the common case, without canonicalizing
 	}
-	if !json.Valid(body) {
+	if !jsonread.Valid(body) {
 		return hexSum(body), false
 	}
 	a, b := canonBufs.Get().(*[]byte), canonBufs.Get().(*[]byte)

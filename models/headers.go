@@ -60,8 +60,9 @@ func (h ResponseHeaders) IsProblem() bool { return mediaType(h.ContentType) == P
 const ProblemContentType = "application/problem+json"
 
 func mediaType(ct string) string {
-	if ct == "" {
-		return ""
+	switch ct {
+	case "", "application/json", ProblemContentType: // as parsed, without parsing (issue 29)
+		return ct
 	}
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil {

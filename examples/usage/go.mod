@@ -15,6 +15,8 @@ require (
 	github.com/jackc/pgx/v5 v5.13.0 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/redis/go-redis/v9 v9.23.0 // indirect
+	github.com/segmentio/asm v1.1.3 // indirect
+	github.com/segmentio/encoding v0.5.4 // indirect
 	github.com/wiremock/go-wiremock v1.16.0 // indirect
 	github.com/yuin/goldmark v1.8.7 // indirect
 	go.uber.org/atomic v1.12.0 // indirect

@@ -174,9 +174,20 @@ func FromEnv() (Config, error) {
 }
 
 // IsURL reports whether s is an absolute http or https URL with a host.
+// A string that does not begin with "http://" or "https://" (in any case)
+// is none, and is told so without parsing it: the state machine asks at
+// its steps, of a provider that is mostly "embedded" (issue 29).
 func IsURL(s string) bool {
+	if !hasFold(s, "http://") && !hasFold(s, "https://") {
+		return false
+	}
 	u, err := url.Parse(s)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+// hasFold reports whether s begins with prefix, ASCII case folded.
+func hasFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
 
 // Validate fills defaults and applies the safety rails, before any

@@ -138,11 +138,11 @@ func (m *Machine) drawOrder(t *rapid.T) models.Order {
 // minima were measured so).
 func (m *Machine) drawOrderOrNone(t *rapid.T) (models.Order, bool) {
 	var unpaid []models.Order
-	for _, o := range m.w.orders {
-		if m.w.order(o.ID).Status != models.OrderPaid {
-			unpaid = append(unpaid, o)
+	m.w.eachOrderState(func(i int, s models.Order) {
+		if s.Status != models.OrderPaid {
+			unpaid = append(unpaid, m.w.orders[i])
 		}
-	}
+	})
 	if len(unpaid) == 0 {
 		if !m.w.cfg.IsRemote() || len(m.w.orders) == 0 {
 			t.Skip("no unpaid order")

@@ -63,11 +63,11 @@ func (m *Machine) refund(t *rapid.T) {
 		t.Skip("the provider under test serves no refunds the harness reads")
 	}
 	var paid []models.Order
-	for _, o := range m.w.orders {
-		if s := m.w.order(o.ID); s.Status == models.OrderPaid && s.ProviderChargeID != "" {
+	m.w.eachOrderState(func(_ int, s models.Order) {
+		if s.Status == models.OrderPaid && s.ProviderChargeID != "" {
 			paid = append(paid, s)
 		}
-	}
+	})
 	if len(paid) == 0 {
 		t.Skip("no paid order")
 	}

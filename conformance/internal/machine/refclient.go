@@ -126,6 +126,28 @@ func (w *World) orderState(id int64) models.Order {
 	return models.Order{ID: id, Status: models.OrderPlaced}
 }
 
+// eachOrderState calls f with the index in w.orders and the orderState
+// of every order the sequence opened, from one reading of the client's
+// view where it has one (issue 29: a step that picks an order read the
+// whole view once per order).
+func (w *World) eachOrderState(f func(i int, s models.Order)) {
+	v, ok := w.view()
+	for i, o := range w.orders {
+		if !ok {
+			f(i, w.orderState(o.ID))
+			continue
+		}
+		var s models.Order
+		for _, vo := range v.Orders {
+			if vo.ID == o.ID {
+				s = vo
+				break
+			}
+		}
+		f(i, s)
+	}
+}
+
 // view is the client's own view and whether it has one (a client without
 // checkout.Viewer, or one whose view could not be read: the next snapshot
 // reports the error).
