@@ -118,7 +118,8 @@ mutants-doc:
 	$(GO) test ./conformance -run '^TestMutantMatrix$$' -count=1 -timeout 45m -update-mutants-doc
 
 # The benchmarks of issue 15 (docs/BENCHMARKS.md): the provider's floor,
-# the main job's property and its growth, one safety evaluation at three
+# the two systems under test alone (the reference client's checkout against
+# the provider's handler, issue 29), the main job's property and its growth, one safety evaluation at three
 # history lengths (each -count BENCH_COUNT), every in-memory mutant's time
 # to detect (median of BENCH_MUTANT_SEEDS seeds: 3 here to stay under
 # ~10 min on 2 cores; docs/BENCHMARKS.md has a 10-seed run) and the peak
@@ -135,6 +136,7 @@ bench:
 	mkdir -p $(BENCH_OUT) && rm -f $(BENCH_OUT)/bench.txt
 	@echo "bench: the provider (count $(BENCH_COUNT))"
 	$(GO) test -run '^$$' -bench '^BenchmarkProvider(Direct|Loopback)$$' -count $(BENCH_COUNT) ./sut/provider >>$(BENCH_OUT)/bench.txt
+	$(GO) test -run '^$$' -bench '^BenchmarkSystemsDirect$$' -count $(BENCH_COUNT) ./sut/client >>$(BENCH_OUT)/bench.txt
 	@echo "bench: the property, its steps, the checker (count $(BENCH_COUNT))"
 	$(GO) test -run '^$$' -bench '^Benchmark(Property|PropertyParallel|PropertySteps|CheckerStep)$$' -count $(BENCH_COUNT) -timeout 30m ./conformance/internal/run >>$(BENCH_OUT)/bench.txt
 	@echo "bench: every in-memory mutant, $(BENCH_MUTANT_SEEDS) seeds"

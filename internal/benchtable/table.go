@@ -141,6 +141,9 @@ func (r *results) ratios() []ratio {
 		}
 		out = append(out, ratio{name, num(calls), fmt.Sprintf("≤ %d: %s", targetCalls, gap(calls, targetCalls))})
 	}
+	if row, ok := r.systemsRow(floor, okFloor); ok {
+		out = append(out, row)
+	}
 	if perEx, ok := r.median("Property", "ns/exchange"); ok {
 		out = append(out, ratio{"µs per exchange (Property ns/exchange)", num(perEx / 1e3), ""})
 	}
@@ -178,6 +181,27 @@ func (r *results) ratios() []ratio {
 		out = append(out, row)
 	}
 	return out
+}
+
+// systemsRow is how many of a sequence's direct handler calls the systems
+// under test cost alone: the property's exchanges per sequence at
+// SystemsDirect's cost (the reference client's checkout against the
+// provider's handler, no harness), over the floor; and what share of the
+// sequence that leaves to the harness (rapid, the fault layer, the
+// history, the checks).
+func (r *results) systemsRow(floor float64, okFloor bool) (ratio, bool) {
+	sys, ok := r.median("SystemsDirect", "ns/op")
+	exs, okEx := r.median("Property", "exchanges/sequence")
+	seqs, okSeq := r.median("Property", "sequences/s")
+	if !ok || !okEx || !okSeq || !okFloor || seqs <= 0 {
+		return ratio{}, false
+	}
+	sysCalls, calls := exs*sys/floor, 1e9/seqs/floor
+	return ratio{
+		"of those, the systems under test alone (Property exchanges/sequence × SystemsDirect ns/op ÷ ProviderDirect ns/op); the harness's share of a sequence",
+		fmt.Sprintf("%s; %s %%", num(sysCalls), num(100*(1-sysCalls/calls))),
+		"",
+	}, true
 }
 
 // mutantRow sums up MutantDetect: the slowest mutant's median wall time

@@ -22,6 +22,10 @@ BenchmarkProviderDirect-2     	   50000	     20000 ns/op	     50000 exchanges/s	
 BenchmarkProviderLoopback-2   	   10000	    100000 ns/op	     10000 exchanges/s	   10678 B/op	     134 allocs/op
 PASS
 ok  	github.com/idemcheck/idemcheck/sut/provider	4.831s
+pkg: github.com/idemcheck/idemcheck/sut/client
+BenchmarkSystemsDirect-2     	   50000	     60000 ns/op	     16666 exchanges/s	   13283 B/op	     161 allocs/op
+PASS
+ok  	github.com/idemcheck/idemcheck/sut/provider	4.831s
 goos: linux
 pkg: github.com/idemcheck/idemcheck/conformance
 cpu: Other CPU
@@ -43,7 +47,7 @@ PASS
 func TestParseKeepsEveryRunAndUnit(t *testing.T) {
 	res, err := parse(strings.NewReader(sample))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"ProviderDirect", "ProviderLoopback", "Property", "PropertyParallel", "PropertySteps/steps=30", "PropertySteps/steps=300",
+	assert.Equal(t, []string{"ProviderDirect", "ProviderLoopback", "SystemsDirect", "Property", "PropertyParallel", "PropertySteps/steps=30", "PropertySteps/steps=300",
 		"CheckerStep/step/exchanges=10", "CheckerStep/whole/exchanges=10", "CheckerStep/step/exchanges=1000", "CheckerStep/whole/exchanges=1000", "MutantDetect/fast", "MutantDetect/slow"}, res.order)
 	assert.Equal(t, 3, res.benches["ProviderDirect"].runs)
 	assert.Equal(t, []string{"ns/op", "exchanges/s", "B/op", "allocs/op"}, res.benches["ProviderDirect"].units)
@@ -77,6 +81,7 @@ func TestRatiosToTheFloor(t *testing.T) {
 	assert.Equal(t, "20.0×", got["Property"].value, "400 000 ns per exchange over a 20 000 ns floor")
 	assert.Equal(t, "500", got["direct"].value, "10 ms a sequence is 500 calls of 20 µs")
 	assert.Equal(t, "≤ 40: 12.5× over", got["direct"].target)
+	assert.Equal(t, "75.0; 85.0 %", got["of"].value, "25 exchanges of 60 µs are 75 calls of 20 µs, 15 % of the 500")
 	assert.Equal(t, "5.00×", got["ProviderLoopback"].value)
 	assert.Equal(t, "3.00×", got["PropertySteps"].value)
 	assert.Equal(t, "1500×", got["CheckerStep"].value)
@@ -127,7 +132,7 @@ func TestWriteIsOneTableWithTheRatiosLast(t *testing.T) {
 	var b strings.Builder
 	require.NoError(t, res.write(&b))
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	require.Len(t, lines, 2+12+11, b.String())
+	require.Len(t, lines, 2+13+12, b.String())
 	assert.Equal(t, "| ProviderDirect | 3 | 20000 ns/op · 50000 exchanges/s · 59.0 allocs/op | |", lines[2])
 	assert.True(t, strings.HasPrefix(lines[len(lines)-1], "| **mutants:"), lines[len(lines)-1])
 }
