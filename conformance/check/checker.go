@@ -48,6 +48,7 @@ type Checker struct {
 
 	// key-format, no-stale-key, one-key-per-intent: client creates judged
 	kfAt, staleAt, okAt int
+	fresh               freshPosts // clientPostsFrom's copy, shared by the three at a step
 	firstSent           map[string]time.Time
 	keysOf              map[string][]string
 	refsOf              map[string]string
@@ -472,14 +473,30 @@ func (c *Checker) declinesRunOnce(w World) Finding {
 	return declinesFinding(w, c.declines+c.r.pending+c.othersAllowed)
 }
 
+// clientPostsFrom is the client's creates from its at-th on, as w has
+// them. key-format, no-stale-key and one-key-per-intent ask for the same
+// ones at a step: the copy is made once per World and read by each (none
+// writes to it).
 func (c *Checker) clientPostsFrom(w World, at int) []models.Exchange {
 	idx := c.clientPosts[at:]
 	if len(idx) == 0 {
 		return nil
 	}
+	if f := &c.fresh; w.memo != nil && f.memo == w.memo && f.at == at && f.end == len(c.clientPosts) {
+		return f.exs
+	}
 	out := make([]models.Exchange, len(idx))
 	for k, i := range idx {
 		out[k] = w.History.Exchanges[i]
 	}
+	c.fresh = freshPosts{memo: w.memo, at: at, end: len(c.clientPosts), exs: out}
 	return out
+}
+
+// freshPosts is clientPostsFrom's last copy: of the World whose memo it
+// names, the client's creates at to end.
+type freshPosts struct {
+	memo    *memo
+	at, end int
+	exs     []models.Exchange
 }

@@ -13,16 +13,20 @@ import (
 // The names are built from the whole World on the first call of of, which
 // only a violation makes: a check that holds costs nothing here.
 type names struct {
-	w     World
-	built bool
-	byRef map[string]string
-	next  map[int64]int
+	// What build reads of the World, not a copy of all of it: names are
+	// made at every step's checks and built only on a violation (issue 29).
+	attempts  []models.PaymentAttempt
+	exchanges []models.Exchange
+	charges   []models.Charge
+	built     bool
+	byRef     map[string]string
+	next      map[int64]int
 }
 
 func newNames(w World) *names {
 	m := w.m()
 	if m.names == nil {
-		m.names = &names{w: w}
+		m.names = &names{attempts: w.Attempts, exchanges: w.History.Exchanges, charges: w.Charges}
 	}
 	return m.names
 }
@@ -30,15 +34,15 @@ func newNames(w World) *names {
 func (n *names) build() {
 	n.built = true
 	n.byRef, n.next = map[string]string{}, map[int64]int{}
-	for _, a := range n.w.Attempts {
+	for _, a := range n.attempts {
 		n.add(a.Reference())
 	}
-	for _, e := range n.w.History.Exchanges {
+	for _, e := range n.exchanges {
 		if e.MerchantReference != "" {
 			n.add(e.MerchantReference)
 		}
 	}
-	for _, c := range n.w.Charges {
+	for _, c := range n.charges {
 		n.add(c.MerchantReference)
 	}
 }
