@@ -66,8 +66,8 @@ type Config struct {
 	// TotalTimeout bounds the whole pipeline, tries and delays; default 10s.
 	TotalTimeout time.Duration
 	// RetryDelay is the pause between tries; default 1s. A Retry-After (in
-	// seconds) on a 429 or 503 overrides it, capped by what is left of
-	// TotalTimeout.
+	// seconds) on a 429 or 503 overrides it. No try follows a pause that
+	// reaches the end of TotalTimeout.
 	RetryDelay time.Duration
 	// MaxRetries is how many times a failed try is repeated; default 3 (at
 	// most 4 tries). A negative value disables retries.

@@ -172,9 +172,13 @@ func (p *pipeline) send(ctx context.Context, method, url string, body []byte, he
 }
 
 // delay honours the last try's Retry-After d (in seconds, on 429 and 503;
-// -1 for none), capped by what is left of TotalTimeout after elapsed; -1
-// means "use RetryDelay". (A Retry-After at least as long as what is left
-// ends the retries at once, see send.)
+// -1 for none: RetryDelay). A pause that would end when TotalTimeout
+// does, or later, is stretched TryDeadlinePad past it, so that the total
+// timeout ends the call while it waits and no try begins at its instant:
+// the two timers fired at one virtual instant, synctest does not order
+// the goroutines they wake, and a try was sent (and given up at once) in
+// some runs of a seed and not in others. (A Retry-After at least as long
+// as what is left ends the retries at once, see send.)
 //
 // The last try's answer comes from the call's own state, not from
 // failsafe-go's ExecutionAttempt.LastResult: that reads a field without
@@ -182,9 +186,12 @@ func (p *pipeline) send(ctx context.Context, method, url string, body []byte, he
 // a data race when the total timeout fires as a try ends.
 func (p *pipeline) delay(d, elapsed time.Duration) time.Duration {
 	if d < 0 {
-		return -1
+		d = p.cfg.RetryDelay
 	}
-	return max(0, min(d, p.cfg.TotalTimeout-elapsed))
+	if left := max(0, p.cfg.TotalTimeout-elapsed); d >= left {
+		return left + TryDeadlinePad
+	}
+	return d
 }
 
 // retryAfter is the Retry-After of a 429 or 503 answer, or -1 when it has
