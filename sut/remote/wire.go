@@ -44,6 +44,10 @@ func newWire(cfg Config, meter *Meter) *wire {
 		TLSHandshakeTimeout:    10 * time.Second,
 		ResponseHeaderTimeout:  60 * time.Second,
 		MaxResponseHeaderBytes: 64 << 10,
+		// How long a body over expectContinueOver waits for the
+		// provider's 100 Continue before it is sent anyway (a provider
+		// that ignores Expect costs that once per such request).
+		ExpectContinueTimeout: time.Second,
 	}
 	return &wire{next: t, maxBody: cfg.Limits.MaxBody, meter: meter, scrub: reports.NewScrubber(cfg.APIKey.Reveal(), RedactedKey, cfg.SecondAPIKey.Reveal(), RedactedKey2)}
 }
@@ -55,14 +59,31 @@ const (
 	RedactedKey2 = "[redacted 2]"
 )
 
+// expectContinueOver is the body length over which a request asks the
+// provider first (Expect: 100-continue, RFC 9110 §10.1.1) and sends the
+// body only once it is told to: 64 KiB. A provider that refuses a long
+// body at once (413 from its headers, as a proxy with a body limit does)
+// and closes the connection would otherwise meet a body still being
+// written, and the kernel's reset could reach the harness before the 413:
+// certify's body-over-limit-refused read INCONCLUSIVE where the answer
+// was there to judge.
+const expectContinueOver = 64 << 10
+
 func (w *wire) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Header.Get("Accept-Encoding") != "" {
+	encoding := req.Header.Get("Accept-Encoding") != ""
+	expect := req.ContentLength > expectContinueOver && req.Header.Get("Expect") == ""
+	if encoding || expect {
+		req = req.Clone(req.Context())
+	}
+	if encoding {
 		// A client's Accept-Encoding (the certify proxy forwards its
 		// own) would make the transport hand gzip through undecoded:
 		// the cap and the scrubber would see compressed bytes. Without
 		// it the transport asks for gzip itself and decodes it.
-		req = req.Clone(req.Context())
 		req.Header.Del("Accept-Encoding")
+	}
+	if expect {
+		req.Header.Set("Expect", "100-continue")
 	}
 	resp, err := w.next.RoundTrip(req)
 	if err != nil {
