@@ -84,3 +84,22 @@ func (c *countedConn) Read(p []byte) (int, error) {
 	c.read.Add(int64(n))
 	return n, err
 }
+
+// A provider that answers the expectation itself 417 Expectation Failed
+// (RFC 9110 §10.1.1: a server may refuse it) gets the request again
+// without it, as the RFC says a client should: body-over-limit-refused
+// judges the reference's 413 to that, and PASSes, where it read the 417
+// as the provider's answer.
+func TestCertify_ExpectationRefusedIsSentAgainWithout(t *testing.T) {
+	var refusedExpect atomic.Int64
+	url := wrapRef(t, func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Header.Get("Expect") == "" {
+			return false
+		}
+		refusedExpect.Add(1)
+		w.WriteHeader(http.StatusExpectationFailed)
+		return true
+	})
+	requireVerdict(t, url, certify.ReqBodyLimit, reports.Pass, "")
+	assert.Positive(t, refusedExpect.Load(), "the provider saw the expectation")
+}
