@@ -35,19 +35,27 @@ type InProcess struct {
 	Dialect Dialect
 
 	mu sync.Mutex // serialises provider decisions with their history records
+	// Guarded by mu: the requests counted in (arrived), and those in
+	// BeforeCommit's processing delay or waiting for their turn to commit
+	// (processing), which turn signals when one leaves (commitTurn).
+	arrived    uint64
+	processing []*reqState
+	turn       *sync.Cond
 }
 
 type stateKey struct{}
 
 // reqState follows one request through the provider.
 type reqState struct {
-	paused chan struct{} // closed when BeforeCommit starts the processing delay
-	once   sync.Once
-	delay  time.Duration
-	in     *InProcess
-	hang   *hangUp            // the client's scheduled hang-up, or nil
-	client context.Context    // the client's request context
-	cancel context.CancelFunc // cancels the provider's context
+	paused  chan struct{} // closed when BeforeCommit starts the processing delay
+	once    sync.Once
+	delay   time.Duration
+	in      *InProcess
+	hang    *hangUp            // the client's scheduled hang-up, or nil
+	client  context.Context    // the client's request context
+	cancel  context.CancelFunc // cancels the provider's context
+	arrival uint64             // its place in the order of arrivals at the provider
+	due     time.Time          // when its processing delay ends (commitTurn)
 }
 
 func (p *InProcess) now() time.Time {
@@ -82,6 +90,8 @@ func (p *InProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 	id := exchangeFrom(req.Context())
 
 	p.mu.Lock()
+	p.arrived++
+	st.arrival = p.arrived
 	p.record(id, func(e *models.Exchange, seq int) { e.ArrivalSeq, e.ArrivedAt = seq, p.now() })
 	if st.answersInTime() {
 		resp := p.serve(id, preq)
@@ -173,8 +183,10 @@ func (p *InProcess) record(id int, f func(*models.Exchange, int)) {
 // BeforeCommit is the provider's processing-delay hook: the provider calls
 // it once it has decided to process r (its key marked in flight) and before
 // it commits the result. It lets other requests in, waits the processing
-// time, and takes the provider lock back so the commit is recorded in order.
-// A request that did not come through RoundTrip is not delayed.
+// time, and takes the provider lock back so the commit is recorded in order:
+// requests whose processing ends at one instant commit in the order they
+// arrived (commitTurn). A request that did not come through RoundTrip is
+// not delayed.
 func (p *InProcess) BeforeCommit(r *http.Request) {
 	st, ok := r.Context().Value(stateKey{}).(*reqState)
 	if !ok || st.in != p {
@@ -182,6 +194,8 @@ func (p *InProcess) BeforeCommit(r *http.Request) {
 	}
 	st.once.Do(func() {
 		close(st.paused)
+		st.due = time.Now().Add(st.delay) // the clock time.Sleep keeps
+		p.processing = append(p.processing, st)
 		p.mu.Unlock() // other requests come in while this one processes
 		if st.hang != nil {
 			context.AfterFunc(st.client, st.cancel) // the provider sees the hang-up
@@ -191,5 +205,55 @@ func (p *InProcess) BeforeCommit(r *http.Request) {
 			time.Sleep(st.delay) // the provider's own processing time (virtual in a bubble)
 		}
 		p.mu.Lock()
+		p.commitTurn(st)
 	})
+}
+
+// commitTurn, called holding p.mu once st's processing delay is over,
+// waits until no request that arrived before st and whose delay ends no
+// later is still in its delay or waiting here, then takes st off
+// p.processing and returns, holding p.mu, for st to commit.
+//
+// Requests whose delays end at one virtual instant wake together, and
+// synctest does not order the goroutines it wakes: without the wait they
+// took p.mu, so got their ProviderSeq, in a different order from run to
+// run (seed 10: a hung-up charge and the next step's refund, both
+// finishing 50 ms after arriving at one instant). Now they commit in
+// arrival order (ArrivalSeq); a request whose delay ends earlier still
+// commits first, as it wakes first, and what the provider does is
+// unchanged. Only requests in BeforeCommit's delay are waited for, and
+// each of them comes back here: its sleep cannot be cancelled, so a
+// hang-up or cancellation only changes its context, and a provider crash
+// kills the process after BeforeCommit has returned. A request refused
+// before BeforeCommit (a 409, a replay, a 400) is never listed. Each
+// waits only for requests that arrived before it, so no two wait for each
+// other; in real time (no bubble) the wait ends when the earlier
+// request's sleep does, no later than this one's ended.
+func (p *InProcess) commitTurn(st *reqState) {
+	for p.earlierDue(st) {
+		if p.turn == nil {
+			p.turn = sync.NewCond(&p.mu)
+		}
+		p.turn.Wait() // durably blocked in a bubble, so virtual time still moves
+	}
+	for i, o := range p.processing {
+		if o == st {
+			p.processing = append(p.processing[:i], p.processing[i+1:]...)
+			break
+		}
+	}
+	if p.turn != nil {
+		p.turn.Broadcast() // the next in line takes p.mu once st has committed
+	}
+}
+
+// earlierDue reports whether p.processing holds a request that arrived
+// before st and whose processing delay ends no later than st's.
+func (p *InProcess) earlierDue(st *reqState) bool {
+	for _, o := range p.processing {
+		if o.arrival < st.arrival && !o.due.After(st.due) {
+			return true
+		}
+	}
+	return false
 }
