@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/idemcheck/idemcheck/internal/jsonread"
 	"github.com/idemcheck/idemcheck/models"
@@ -62,6 +64,16 @@ func TestReadsAsEncodingJSON(t *testing.T) {
 		`{"id":"\"quoted\""}`, `{"id":"a\u0000b"}`, `  {"id" : "a" }  `, `{"created":"2026-01-01T00:00:00Z"}`,
 		`{"k":` + strings.Repeat(`[`, 200) + strings.Repeat(`]`, 200) + `}`, `{"id":true}`, `{"data":[1,2]}`,
 		`{"ſtatus":"x"}`, "{\"\u212aey\":1}", `{"ıd":"x"}`, `{"İD":"x"}`, `{"K":1,"k":2}`, `{"amount":12}{"amount":13}`,
+		// ASCII bodies whose escapes name non-ASCII letters that fold to
+		// a field's (a breaker's): "ſtatus", "ſource", "Kelvin" K.
+		`{"id":"ch_1","\u017ftatus":"Succeeded"}`, `{"\u017fource":"tok_visa"}`, `{"\u212a":1}`, `{"\u0069d":"x"}`,
+		`{"id":"ch_1","\u017ftatus":7}`, `{"\u0130D":"x"}`,
+		// Deeper than encoding/json's 10 000 levels: it refuses the body,
+		// segmentio took it (and overflowed its stack on 2 MB of "[").
+		`{"id":"ch_1","x":` + strings.Repeat(`[`, 10001) + strings.Repeat(`]`, 10001) + `}`,
+		`{"id":"ch_1","x":` + strings.Repeat(`{"a":`, 10001) + `1` + strings.Repeat(`}`, 10001) + `}`,
+		`{"id":"ch_1","x":` + strings.Repeat(`[`, 65) + strings.Repeat(`]`, 65) + `}`,
+		strings.Repeat(`[`, 1<<20),
 	} {
 		agree(t, []byte(body))
 	}
@@ -70,8 +82,8 @@ func TestReadsAsEncodingJSON(t *testing.T) {
 // TestReadsAsEncodingJSONDrawn draws bodies from the members the harness
 // reads and mutations of them.
 func TestReadsAsEncodingJSONDrawn(t *testing.T) {
-	keys := rapid.SampledFrom([]string{"id", "ID", "Id", "amount", "Amount", "currency", "source", "status",
-		"merchant_reference", "Merchant_Reference", "charge", "data", "description", "x", "ſource", "K"})
+	keys := rapid.OneOf(rapid.Map(rapid.SampledFrom([]string{"id", "ID", "Id", "amount", "Amount", "currency", "source", "status",
+		"merchant_reference", "Merchant_Reference", "charge", "data", "description", "x", "ſource", "K"}), strconv.Quote), escapedKey())
 	var value *rapid.Generator[string]
 	value = rapid.Deferred(func() *rapid.Generator[string] {
 		return rapid.OneOf(
@@ -110,7 +122,35 @@ func object(t *rapid.T, keys, value *rapid.Generator[string]) string {
 	n := rapid.IntRange(0, 5).Draw(t, "members")
 	parts := make([]string, n)
 	for i := range parts {
-		parts[i] = fmt.Sprintf("%q:%s", keys.Draw(t, "key"), value.Draw(t, "value"))
+		parts[i] = keys.Draw(t, "key") + ":" + value.Draw(t, "value")
 	}
 	return "{" + strings.Join(parts, ",") + "}"
+}
+
+// escapedKey draws a field's name, quoted as a JSON string, with some
+// letters written as \u escapes: of the letter, of its other case, or of
+// a Unicode letter that folds to it (ſ for s, K for k, İ and ı for i).
+func escapedKey() *rapid.Generator[string] {
+	names := []string{"id", "amount", "currency", "status", "source", "description", "merchant_reference", "charge", "data"}
+	folds := map[rune][]rune{'s': {'S', 0x17f}, 'k': {'K', 0x212a}, 'i': {'I', 0x130, 0x131}}
+	return rapid.Custom(func(t *rapid.T) string {
+		var b strings.Builder
+		for _, r := range rapid.SampledFrom(names).Draw(t, "name") {
+			switch rapid.IntRange(0, 3).Draw(t, "how") {
+			case 0:
+				b.WriteRune(r)
+			case 1:
+				fmt.Fprintf(&b, `\u%04x`, r)
+			case 2:
+				fmt.Fprintf(&b, `\u%04X`, unicode.ToUpper(r))
+			default:
+				if f, ok := folds[r]; ok {
+					fmt.Fprintf(&b, `\u%04x`, rapid.SampledFrom(f).Draw(t, "fold"))
+				} else {
+					b.WriteRune(unicode.ToUpper(r))
+				}
+			}
+		}
+		return `"` + b.String() + `"`
+	})
 }
