@@ -1,14 +1,9 @@
 package conformance
 
 import (
-	"bufio"
-	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -29,37 +24,25 @@ func init() {
 	if path == "" {
 		return
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		panic(err)
-	}
-	var mu sync.Mutex
-	out := bufio.NewWriter(f)
+	line := lineFile(path)
 	machine.StepHook = func(w check.World, invs []check.Invariant, got *ViolationError) {
 		want := check.Evaluate(w, invs)
-		mu.Lock()
-		defer mu.Unlock()
-		switch {
-		case verdictLine(got) != verdictLine(want):
-			fmt.Fprintf(out, "DISAGREE incremental %s whole %s\n", verdictLine(got), verdictLine(want))
-		default:
-			fmt.Fprintf(out, "agree %s\n", verdictLine(want))
+		if verdictLine(got) != verdictLine(want) {
+			line("DISAGREE incremental %s whole %s", verdictLine(got), verdictLine(want))
+			return
 		}
-		_ = out.Flush()
+		line("agree %s", verdictLine(want))
 	}
 	machine.ViewHook = func(step, full check.World) {
-		mu.Lock()
-		defer mu.Unlock()
 		for what, same := range map[string]bool{
 			"orders":         slices.Equal(step.Orders, full.Orders),
 			"attempts":       slices.Equal(step.Attempts, full.Attempts),
 			"refund intents": slices.Equal(step.RefundIntents, full.RefundIntents),
 		} {
 			if !same {
-				fmt.Fprintf(out, "DISAGREE the step's %s (kept from the store's change log) differ from a full read\n", what)
+				line("DISAGREE the step's %s (kept from the store's change log) differ from a full read", what)
 			}
 		}
-		_ = out.Flush()
 	}
 }
 
@@ -76,21 +59,7 @@ func verdictLine(v *ViolationError) string {
 // reference) with seed and checks, and returns the child's step lines.
 func agreeRun(t *testing.T, mutant, seed string, checks int) (lines []string, failed bool, out string) {
 	t.Helper()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "agree.txt")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestConformance$", "-rapid.seed="+seed, fmt.Sprintf("-rapid.checks=%d", checks))
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "IDEMCHECK_PROVIDER=embedded", "IDEMCHECK_PROVIDER_STORE=memory", "IDEMCHECK_MUTANT="+mutant,
-		"IDEMCHECK_REPORT_DIR="+filepath.Join(dir, "reports"), "GITHUB_STEP_SUMMARY=", "IDEMCHECK_REPRODUCE=0", agreeEnv+"="+path)
-	b, err := cmd.CombinedOutput()
-	if err != nil {
-		_, exit := err.(*exec.ExitError)
-		require.True(t, exit, "running the child: %v\n%s", err, b)
-		failed = true
-	}
-	data, err := os.ReadFile(path)
-	require.NoError(t, err, "the child wrote no verdicts:\n%s", b)
-	return strings.Split(strings.TrimSpace(string(data)), "\n"), failed, string(b)
+	return childLines(t, agreeEnv, mutant, seed, checks)
 }
 
 // agreeMutants are the in-memory mutants whose counterexamples the

@@ -1,16 +1,10 @@
 package conformance
 
 import (
-	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -25,22 +19,12 @@ import (
 const digestEnv = "IDEMCHECK_HISTORY_DIGESTS"
 
 func init() {
-	path := os.Getenv(digestEnv)
-	if path == "" {
-		return
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		panic(err)
-	}
-	var mu sync.Mutex
-	out := bufio.NewWriter(f)
-	machine.StepHook = func(w check.World, _ []check.Invariant, _ *ViolationError) {
-		sum := sha256.Sum256(stepRecords(w))
-		mu.Lock()
-		defer mu.Unlock()
-		fmt.Fprintln(out, hex.EncodeToString(sum[:]))
-		_ = out.Flush()
+	if path := os.Getenv(digestEnv); path != "" {
+		line := lineFile(path)
+		machine.StepHook = func(w check.World, _ []check.Invariant, _ *ViolationError) {
+			sum := sha256.Sum256(stepRecords(w))
+			line("%s", hex.EncodeToString(sum[:]))
+		}
 	}
 }
 
@@ -71,17 +55,9 @@ func stepRecords(w check.World) []byte {
 // time, with seed and checks, and returns its per-step history digests.
 func historyDigests(t *testing.T, seed string, checks int) []string {
 	t.Helper()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "digests.txt")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestConformance$", "-rapid.seed="+seed, fmt.Sprintf("-rapid.checks=%d", checks))
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "IDEMCHECK_PROVIDER=embedded", "IDEMCHECK_PROVIDER_STORE=memory", "IDEMCHECK_MUTANT=", "IDEMCHECK_PARALLEL=1",
-		"IDEMCHECK_REPORT_DIR="+filepath.Join(dir, "reports"), "GITHUB_STEP_SUMMARY=", "IDEMCHECK_REPRODUCE=0", digestEnv+"="+path)
-	b, err := cmd.CombinedOutput()
-	require.NoError(t, err, "the child failed:\n%s", b)
-	data, err := os.ReadFile(path)
-	require.NoError(t, err, "the child wrote no digests:\n%s", b)
-	return strings.Split(strings.TrimSpace(string(data)), "\n")
+	lines, failed, out := childLines(t, digestEnv, "", seed, checks, "IDEMCHECK_PARALLEL=1")
+	require.False(t, failed, "the child failed:\n%s", out)
+	return lines
 }
 
 // One seed is one run: the same seed draws the same sequences, and every

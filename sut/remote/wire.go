@@ -63,13 +63,13 @@ const (
 
 // expectContinueOver is the body length over which a request asks the
 // provider first (Expect: 100-continue, RFC 9110 §10.1.1) and sends the
-// body only once it is told to: 64 KiB. A provider that answers the
-// expectation 417 gets the request again without it. A provider that refuses a long
+// body only once it is told to: 64 KiB. A provider that refuses a long
 // body at once (413 from its headers, as a proxy with a body limit does)
 // and closes the connection would otherwise meet a body still being
 // written, and the kernel's reset could reach the harness before the 413:
 // certify's body-over-limit-refused read INCONCLUSIVE where the answer
-// was there to judge.
+// was there to judge. A provider that answers the expectation 417 gets
+// the request again without it.
 const expectContinueOver = 64 << 10
 
 func (w *wire) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -85,14 +85,14 @@ func (w *wire) RoundTrip(req *http.Request) (*http.Response, error) {
 		// it the transport asks for gzip itself and decodes it.
 		req.Header.Del("Accept-Encoding")
 	}
-	var body []byte // a body sent under Expect, kept to send again
+	var sent []byte // a body sent under Expect, kept to send again
 	if expect {
 		req.Header.Set("Expect", "100-continue")
 		var err error
-		if body, err = faults.ReadBody(req.Body, max(w.maxBody, req.ContentLength)); err != nil {
+		if sent, err = faults.ReadBody(req.Body, max(w.maxBody, req.ContentLength)); err != nil {
 			return nil, w.failure(req.Context(), err)
 		}
-		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.Body = io.NopCloser(bytes.NewReader(sent))
 	}
 	resp, err := w.next.RoundTrip(req)
 	if err == nil && expect && resp.StatusCode == http.StatusExpectationFailed {
@@ -101,7 +101,7 @@ func (w *wire) RoundTrip(req *http.Request) (*http.Response, error) {
 		_ = resp.Body.Close()
 		req = req.Clone(req.Context())
 		req.Header.Del("Expect")
-		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.Body = io.NopCloser(bytes.NewReader(sent))
 		resp, err = w.next.RoundTrip(req)
 	}
 	if err != nil {
@@ -116,7 +116,7 @@ func (w *wire) RoundTrip(req *http.Request) (*http.Response, error) {
 	if ce := resp.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
 		return nil, w.failure(req.Context(), fmt.Errorf("%w: Content-Encoding %q", errUnasked, ce))
 	}
-	body, err = faults.ReadBody(resp.Body, w.maxBody)
+	body, err := faults.ReadBody(resp.Body, w.maxBody)
 	if err != nil {
 		return nil, w.failure(req.Context(), fmt.Errorf("reading the %d answer: %w", resp.StatusCode, err))
 	}

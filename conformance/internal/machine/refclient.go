@@ -106,13 +106,40 @@ func result(res client.CheckoutResult) checkout.Result {
 // otherwise.
 func (w *World) orderState(id int64) models.Order {
 	if v, ok := w.view(); ok {
-		for _, o := range v.Orders {
-			if o.ID == id {
-				return o
-			}
-		}
-		return models.Order{}
+		return orderIn(v.Orders, id)
 	}
+	return w.orderWithoutView(id)
+}
+
+// eachOrderState calls f with the index in w.orders and the orderState
+// of every order the sequence opened, from one reading of the client's
+// view where it has one (issue 29: a step that picks an order read the
+// whole view once per order).
+func (w *World) eachOrderState(f func(i int, s models.Order)) {
+	v, ok := w.view()
+	for i, o := range w.orders {
+		if ok {
+			f(i, orderIn(v.Orders, o.ID))
+		} else {
+			f(i, w.orderWithoutView(o.ID))
+		}
+	}
+}
+
+// orderIn is the order id of a client's view, the zero Order when it
+// has none.
+func orderIn(orders []models.Order, id int64) models.Order {
+	for _, o := range orders {
+		if o.ID == id {
+			return o
+		}
+	}
+	return models.Order{}
+}
+
+// orderWithoutView is orderState of a client without a view: what its
+// orderReader says, else Paid once a checkout answered Paid.
+func (w *World) orderWithoutView(id int64) models.Order {
 	if r, ok := w.cli.(orderReader); ok {
 		if o, err := r.Order(context.Background(), id); err == nil {
 			return o
@@ -124,28 +151,6 @@ func (w *World) orderState(id int64) models.Order {
 		return models.Order{ID: id, Status: models.OrderPaid}
 	}
 	return models.Order{ID: id, Status: models.OrderPlaced}
-}
-
-// eachOrderState calls f with the index in w.orders and the orderState
-// of every order the sequence opened, from one reading of the client's
-// view where it has one (issue 29: a step that picks an order read the
-// whole view once per order).
-func (w *World) eachOrderState(f func(i int, s models.Order)) {
-	v, ok := w.view()
-	for i, o := range w.orders {
-		if !ok {
-			f(i, w.orderState(o.ID))
-			continue
-		}
-		var s models.Order
-		for _, vo := range v.Orders {
-			if vo.ID == o.ID {
-				s = vo
-				break
-			}
-		}
-		f(i, s)
-	}
 }
 
 // view is the client's own view and whether it has one (a client without
