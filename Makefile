@@ -138,7 +138,7 @@ bench:
 	$(GO) test -run '^$$' -bench '^BenchmarkProvider(Direct|Loopback)$$' -count $(BENCH_COUNT) ./sut/provider >>$(BENCH_OUT)/bench.txt
 	$(GO) test -run '^$$' -bench '^BenchmarkSystemsDirect$$' -count $(BENCH_COUNT) ./sut/client >>$(BENCH_OUT)/bench.txt
 	@echo "bench: the property, its steps, the checker (count $(BENCH_COUNT))"
-	$(GO) test -run '^$$' -bench '^Benchmark(Property|PropertyParallel|PropertySteps|CheckerStep)$$' -count $(BENCH_COUNT) -timeout 30m ./conformance/internal/run >>$(BENCH_OUT)/bench.txt
+	$(GO) test -run '^$$' -bench '^Benchmark(Property|PropertyParallel|PropertySteps|CheckerStep|RapidFloor)$$' -count $(BENCH_COUNT) -timeout 30m ./conformance/internal/run >>$(BENCH_OUT)/bench.txt
 	@echo "bench: every in-memory mutant, $(BENCH_MUTANT_SEEDS) seeds"
 	$(GO) test -run '^$$' -bench '^BenchmarkMutantDetect$$' -benchtime $(BENCH_MUTANT_SEEDS)x -timeout 30m ./conformance/internal/run >>$(BENCH_OUT)/bench.txt
 	@echo "bench: peak memory of $(BENCH_SEQUENCES) sequences"

@@ -141,9 +141,7 @@ func (r *results) ratios() []ratio {
 		}
 		out = append(out, ratio{name, num(calls), fmt.Sprintf("≤ %d: %s", targetCalls, gap(calls, targetCalls))})
 	}
-	if row, ok := r.systemsRow(floor, okFloor); ok {
-		out = append(out, row)
-	}
+	out = append(out, r.systemsRows(floor, okFloor)...)
 	if perEx, ok := r.median("Property", "ns/exchange"); ok {
 		out = append(out, ratio{"µs per exchange (Property ns/exchange)", num(perEx / 1e3), ""})
 	}
@@ -183,25 +181,41 @@ func (r *results) ratios() []ratio {
 	return out
 }
 
-// systemsRow is how many of a sequence's direct handler calls the systems
-// under test cost alone: the property's exchanges per sequence at
+// systemsRows are how many of a sequence's direct handler calls the
+// systems under test cost alone: the property's exchanges per sequence at
 // SystemsDirect's cost (the reference client's checkout against the
-// provider's handler, no harness), over the floor; and what share of the
+// provider's handler, no harness), over the floor, and what share of the
 // sequence that leaves to the harness (rapid, the fault layer, the
-// history, the checks).
-func (r *results) systemsRow(floor float64, okFloor bool) (ratio, bool) {
+// history, the checks); then, with RapidFloor (rapid and synctest alone,
+// a 30-step sequence of actions that only draw), the least a sequence can
+// cost and what of the target that leaves for the rest of the harness's
+// work (the fault layer, the history, the checks, skipped actions, the
+// liveness phase).
+func (r *results) systemsRows(floor float64, okFloor bool) []ratio {
 	sys, ok := r.median("SystemsDirect", "ns/op")
 	exs, okEx := r.median("Property", "exchanges/sequence")
 	seqs, okSeq := r.median("Property", "sequences/s")
-	if !ok || !okEx || !okSeq || !okFloor || seqs <= 0 {
-		return ratio{}, false
+	if !ok || !okEx || !okSeq || !okFloor || seqs <= 0 || floor <= 0 {
+		return nil
 	}
 	sysCalls, calls := exs*sys/floor, 1e9/seqs/floor
-	return ratio{
+	out := []ratio{{
 		"of those, the systems under test alone (Property exchanges/sequence × SystemsDirect ns/op ÷ ProviderDirect ns/op); the harness's share of a sequence",
 		fmt.Sprintf("%s; %s %%", num(sysCalls), num(100*(1-sysCalls/calls))),
 		"",
-	}, true
+	}}
+	if rapid, ok := r.median("RapidFloor", "ns/op"); ok {
+		least, left := sysCalls+rapid/floor, "none"
+		if targetCalls > least {
+			left = num(targetCalls - least)
+		}
+		out = append(out, ratio{
+			"the least a sequence can cost (the systems under test alone + RapidFloor ns/op ÷ ProviderDirect ns/op); what the target leaves the rest of the harness",
+			fmt.Sprintf("%s; %s", num(least), left),
+			"",
+		})
+	}
+	return out
 }
 
 // mutantRow sums up MutantDetect: the slowest mutant's median wall time

@@ -35,6 +35,7 @@ BenchmarkProperty-2   	     140	  10000000 ns/op	       800 allocs/exchange	    
 BenchmarkPropertyParallel-2   	     140	  10000000 ns/op	       170 sequences/s	 2 properties
 BenchmarkPropertySteps/steps=30-2   	     100	  10000000 ns/op	    300000 ns/exchange
 BenchmarkPropertySteps/steps=300-2   	     2	  900000000 ns/op	    900000 ns/exchange
+BenchmarkRapidFloor-2   	     1000	  100000 ns/op	    30 steps/sequence
 BenchmarkCheckerStep/step/exchanges=10-2         	    7137	    100000 ns/op	        11.00 exchanges
 BenchmarkCheckerStep/whole/exchanges=10-2         	    7137	    100000 ns/op	        11.00 exchanges
 BenchmarkCheckerStep/step/exchanges=1000-2       	       8	 150000000 ns/op	      1002 exchanges
@@ -47,7 +48,7 @@ PASS
 func TestParseKeepsEveryRunAndUnit(t *testing.T) {
 	res, err := parse(strings.NewReader(sample))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"ProviderDirect", "ProviderLoopback", "SystemsDirect", "Property", "PropertyParallel", "PropertySteps/steps=30", "PropertySteps/steps=300",
+	assert.Equal(t, []string{"ProviderDirect", "ProviderLoopback", "SystemsDirect", "Property", "PropertyParallel", "PropertySteps/steps=30", "PropertySteps/steps=300", "RapidFloor",
 		"CheckerStep/step/exchanges=10", "CheckerStep/whole/exchanges=10", "CheckerStep/step/exchanges=1000", "CheckerStep/whole/exchanges=1000", "MutantDetect/fast", "MutantDetect/slow"}, res.order)
 	assert.Equal(t, 3, res.benches["ProviderDirect"].runs)
 	assert.Equal(t, []string{"ns/op", "exchanges/s", "B/op", "allocs/op"}, res.benches["ProviderDirect"].units)
@@ -82,6 +83,7 @@ func TestRatiosToTheFloor(t *testing.T) {
 	assert.Equal(t, "500", got["direct"].value, "10 ms a sequence is 500 calls of 20 µs")
 	assert.Equal(t, "≤ 40: 12.5× over", got["direct"].target)
 	assert.Equal(t, "75.0; 85.0 %", got["of"].value, "25 exchanges of 60 µs are 75 calls of 20 µs, 15 % of the 500")
+	assert.Equal(t, "80.0; none", got["the"].value, "75 calls of the systems under test and 5 of rapid (100 µs) leave nothing of 40")
 	assert.Equal(t, "5.00×", got["ProviderLoopback"].value)
 	assert.Equal(t, "3.00×", got["PropertySteps"].value)
 	assert.Equal(t, "1500×", got["CheckerStep"].value)
@@ -113,6 +115,21 @@ func TestCallsRowNamesTheProcsThePropertyRanAt(t *testing.T) {
 	assert.Contains(t, names[0], "at GOMAXPROCS 1")
 }
 
+// The least row says what of the target is left for the harness's own work
+// when the systems under test and rapid leave some.
+func TestLeastRowSaysWhatTheTargetLeaves(t *testing.T) {
+	res, err := parse(strings.NewReader("BenchmarkProviderDirect-2 1 1000 ns/op\nBenchmarkSystemsDirect-2 1 2000 ns/op\n" +
+		"BenchmarkProperty-2 1 1 ns/op 100 sequences/s 10 exchanges/sequence\nBenchmarkRapidFloor-2 1 5000 ns/op\n"))
+	require.NoError(t, err)
+	for _, q := range res.ratios() {
+		if strings.HasPrefix(q.name, "the least") {
+			assert.Equal(t, "25.0; 15.0", q.value, "10 exchanges of 2 µs and 5 µs of rapid are 25 calls of 1 µs")
+			return
+		}
+	}
+	t.Fatal("no least row")
+}
+
 func TestATargetMetSaysSo(t *testing.T) {
 	res, err := parse(strings.NewReader("BenchmarkProviderDirect-2 1 1000 ns/op\nBenchmarkProperty-2 1 1 ns/op 40000 sequences/s 1 ns/exchange\n"))
 	require.NoError(t, err)
@@ -132,7 +149,7 @@ func TestWriteIsOneTableWithTheRatiosLast(t *testing.T) {
 	var b strings.Builder
 	require.NoError(t, res.write(&b))
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	require.Len(t, lines, 2+13+12, b.String())
+	require.Len(t, lines, 2+14+13, b.String())
 	assert.Equal(t, "| ProviderDirect | 3 | 20000 ns/op · 50000 exchanges/s · 59.0 allocs/op | |", lines[2])
 	assert.True(t, strings.HasPrefix(lines[len(lines)-1], "| **mutants:"), lines[len(lines)-1])
 }
