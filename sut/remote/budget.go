@@ -229,6 +229,13 @@ func (m *Meter) Take(method string) error {
 	return nil
 }
 
+// takeResend reserves one more request for a request sent again as the
+// same one (a 417 to its Expect: 100-continue, wire.RoundTrip): the
+// requests budget counts what the provider receives, but not a second
+// create, as a refused expectation processed nothing. A *BudgetError (or
+// *InterruptError) when it does not fit.
+func (m *Meter) takeResend() error { return m.Take(http.MethodGet) } // a request that creates nothing
+
 // Afford reports whether requests more requests, posts of them creates,
 // fit in what is left, and if not which budget is short ("interrupted"
 // after Interrupt: Interrupted says why).

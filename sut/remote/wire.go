@@ -97,8 +97,12 @@ func (w *wire) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := w.next.RoundTrip(req)
 	if err == nil && expect && resp.StatusCode == http.StatusExpectationFailed {
 		// RFC 9110 §10.1.1: a 417 to the expectation is answered by the
-		// same request without it (nothing was processed).
+		// same request without it (nothing was processed). The resend is
+		// one more request of the budget, and not sent when none is left.
 		_ = resp.Body.Close()
+		if err := w.meter.takeResend(); err != nil {
+			return nil, err
+		}
 		req = req.Clone(req.Context())
 		req.Header.Del("Expect")
 		req.Body = io.NopCloser(bytes.NewReader(sent))
