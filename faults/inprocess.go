@@ -106,7 +106,11 @@ func (p *InProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 	go func() {
 		stackgrow.To(stackgrow.Exchange)
 		defer pcancel()
-		finished <- p.serve(id, preq)
+		resp := p.serve(id, preq)
+		if st.mayGiveUpNow() {
+			time.Sleep(answerLag) // the client's timers due now first
+		}
+		finished <- resp
 	}()
 	select {
 	case resp := <-finished:
@@ -114,13 +118,37 @@ func (p *InProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 	case <-req.Context().Done():
 	}
 	// The client gave up; it sees so once the provider has started
-	// processing, as before it the request may still be refused at once.
+	// processing, even when the answer came at the same instant
+	// (answerLag), as before it the request may still be refused at once.
+	if st.processed() {
+		return nil, req.Context().Err()
+	}
 	select {
 	case resp := <-finished:
 		return respond(req, resp)
 	case <-st.paused:
 		return nil, req.Context().Err()
 	}
+}
+
+// processed reports whether the provider has started processing st's
+// request (BeforeCommit).
+func (st *reqState) processed() bool {
+	select {
+	case <-st.paused:
+		return true
+	default:
+		return false
+	}
+}
+
+// mayGiveUpNow reports whether the provider has processed st's request
+// and its client still waits for the answer, with a deadline within
+// inlineMargin of now: a timer of the client's may fall due at this very
+// instant (answerLag).
+func (st *reqState) mayGiveUpNow() bool {
+	d, ok := st.client.Deadline()
+	return ok && st.processed() && st.client.Err() == nil && !time.Now().Add(inlineMargin).Before(d)
 }
 
 // answersInTime is whether the client's context has a deadline at least
@@ -137,6 +165,36 @@ func (st *reqState) answersInTime() bool {
 // client's try deadlines are 1 s past its real timeouts
 // (client.TryDeadlinePad), plus a millisecond.
 const inlineMargin = time.Second + time.Millisecond
+
+// answerLag is how long after the provider commits a request it
+// processed on a goroutine of its own the answer reaches a client that
+// may give up at that instant (mayGiveUpNow), so that at an exact tie the
+// client's timeout wins. On that path one of the client's timers can fall
+// due at the very instant processing ends: the reference client's attempt
+// timeout (failsafe-go's time.AfterFunc racing the try's return) when the
+// processing delay, a slow-processing fault's included, equals it, or a
+// context deadline. synctest does not order the goroutines it wakes at one
+// instant, so one run recorded the answer in some bubbles and "client gave
+// up" (and a retry) in others. synctest moves the clock on only once the
+// bubble is idle, so an answer due a nanosecond later comes after every
+// goroutine woken at the instant has run. If the client's timer ran first,
+// the provider sees its context done and does not wait, but RoundTrip has
+// already been woken by that and returns the error, as the provider has
+// started processing (processed), whether or not the answer has come.
+//
+// Nothing else moves. The provider commits, and ProviderDoneAt and
+// commitTurn's order are taken, at the instant processing ends, as before.
+// An answer given at arrival (a 409, a replay, a 400; many reach a client
+// on this path: a slow-processing fault on a request refused at once)
+// comes at the instant the client's send chose. The inline path
+// (answersInTime) is untouched: no client timer falls within inlineMargin
+// of its answer. A client without a deadline, or one that gave up
+// earlier, is not waited for. So only a processed answer that reaches the
+// client within inlineMargin of its deadline has a DoneAt 1 ns later:
+// TestConformance's per-step history digests of seeds 1-60 (300 sequences
+// each) are the same as before. Only a bubble that ends at the tie itself
+// must outlast the provider's goroutine, by answerLag.
+const answerLag = time.Nanosecond
 
 // serve runs the handler on preq and records its answer. It is called
 // holding p.mu, which BeforeCommit lets go of while the provider
