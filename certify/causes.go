@@ -100,12 +100,14 @@ func ExplainShown(c *reports.Certification, shown map[string]string) {
 		return k
 	}
 	var replay *reports.Cause
+	var seen seenFails
 	for _, r := range c.Requirements {
 		if r.ID == ReqReplay && r.Verdict == reports.Fail && chargedAgain(r.Evidence) {
 			replay = cause(CauseReplayChargesAgain, reports.ChargesTwice,
 				"a completed key is charged again: a retry with the same key and body gets a new charge, not the first response",
 				r.Reason, r.Reproduce)
 		}
+		seen.note(r)
 	}
 	for i := range c.Requirements {
 		r := &c.Requirements[i]
@@ -130,7 +132,7 @@ func ExplainShown(c *reports.Certification, shown map[string]string) {
 		if !ok {
 			sev = reports.LosesPayment
 		}
-		k, own := explainRequirement(*r, sev, cause)
+		k, own := explainRequirement(*r, sev, seen, cause)
 		k.Requirements = append(k.Requirements, r.ID)
 		k.Severity = worse(k.Severity, own)
 	}
@@ -174,14 +176,20 @@ func ExplainShown(c *reports.Certification, shown map[string]string) {
 // explainRequirement is the cause FAIL requirement r shows (made by
 // cause) and the severity r itself gives it: sev, r's severityOf, for a
 // cause of its own or a group's, lower for a status-only deviation.
-func explainRequirement(r reports.RequirementResult, sev reports.Severity,
+func explainRequirement(r reports.RequirementResult, sev reports.Severity, seen seenFails,
 	cause func(id string, sev reports.Severity, sentence, reason, reproduce string) *reports.Cause) (*reports.Cause, reports.Severity) {
 	guardsCharge := sev == reports.ChargesTwice && r.ID != ReqDeclinedKey
 	switch status, refused := refusal(r.Evidence, r.ID != ReqMismatch && r.ID != ReqInflightMismatch); {
-	case (r.ID == ReqConcurrent || r.ID == ReqInflightMismatch) && twoCharges(r.Evidence):
+	case (r.ID == ReqConcurrent || r.ID == ReqInflightMismatch && (seen.noLock || seen.otherBody == nil)) && twoCharges(r.Evidence):
 		return cause(CauseNoInflightLock, reports.ChargesTwice,
 			"concurrent requests under one key are each processed: the key holds no lock while its first request runs, so a double click charges twice",
 			r.Reason, r.Reproduce), reports.ChargesTwice
+	case seen.otherBody != nil && slices.Contains(otherBodyShown, r.ID) && processedOtherBody(r.Evidence) &&
+		!(r.ID == ReqDeclinedKey && declineRunAgain(r.Evidence)):
+		m := seen.otherBody
+		return cause(m.ID, reports.ChargesTwice, strings.TrimSuffix(m.Title, "."), m.Reason, m.Reproduce), reports.ChargesTwice
+	case r.ID == ReqLargeBody && twoCharges(r.Evidence):
+		return cause(r.ID, reports.ChargesTwice, strings.TrimSuffix(r.Title, "."), r.Reason, r.Reproduce), reports.ChargesTwice
 	case r.ID == ReqDeclinedKey:
 		return cause(CauseDeclinesNotStored, reports.ChargesTwice, declinesSentence, r.Reason, r.Reproduce), reports.ChargesTwice
 	case r.ID == ReqReplay && declineRunAgain(r.Evidence) && !twoCharges(r.Evidence):
@@ -194,6 +202,59 @@ func explainRequirement(r reports.RequirementResult, sev reports.Severity,
 		return cause(CauseStatusOnly, reports.LosesPayment, statusOnlySentence, r.Reason, r.Reproduce), reports.LosesPayment
 	}
 	return cause(r.ID, sev, strings.TrimSuffix(r.Title, "."), r.Reason, r.Reproduce), sev
+}
+
+// otherBodyShown are the requirements that send another body under a key
+// in use and, when the provider processes it as a new payment, show the
+// same fault as reused-key-other-body-refused: a key the provider holds
+// per body (or never compares with its first body).
+var otherBodyShown = []string{ReqMismatch, ReqInflightMismatch, ReqDeclinedKey, ReqLargeBody}
+
+// seenFails is what Explain notes of every requirement before it groups
+// them: a cause is told by the verdicts of its neighbours too.
+type seenFails struct {
+	// otherBody is reused-key-other-body-refused when it FAILed with
+	// another body under a used key charged (processedOtherBody): the
+	// requirements of otherBodyShown that show the same are its cause,
+	// not a declined key not stored nor a missing in-flight lock.
+	otherBody *reports.RequirementResult
+	// noLock: concurrent-same-key-charges-once FAILed with two charges,
+	// so the key holds no lock even for one body.
+	noLock bool
+}
+
+func (s *seenFails) note(r reports.RequirementResult) {
+	switch {
+	case r.Verdict != reports.Fail:
+	case r.ID == ReqMismatch && processedOtherBody(r.Evidence):
+		s.otherBody = &r
+	case r.ID == ReqConcurrent && twoCharges(r.Evidence):
+		s.noLock = true
+	}
+}
+
+// processedOtherBody reports whether evs hold a keyed create answered
+// with a charge under a key whose first create carried another body
+// (fingerprint) and was answered with no charge or another one: the later
+// body was processed as a payment of its own, not refused or replayed.
+func processedOtherBody(evs []models.Exchange) bool {
+	type first struct{ fp, charge string }
+	firsts := map[string]first{}
+	for _, e := range evs {
+		if !e.IsPost() || !e.HasKey {
+			continue
+		}
+		id := chargeOf(e)
+		f, ok := firsts[e.KeyHeader]
+		if !ok {
+			firsts[e.KeyHeader] = first{e.Fingerprint, id}
+			continue
+		}
+		if e.Fingerprint != f.fp && id != "" && id != f.charge {
+			return true
+		}
+	}
+	return false
 }
 
 // declinesSentence is CauseDeclinesNotStored's sentence.

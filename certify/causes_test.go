@@ -246,3 +246,42 @@ func TestExplainShownJoinsAShrunkDeviation(t *testing.T) {
 	assert.Equal(t, []string{certify.CauseNoInflightLock}, ids)
 	assert.Equal(t, []string{"charges twice", certify.ReqConcurrent, "replay-consistent"}, got[certify.CauseNoInflightLock])
 }
+
+// One bug, a provider that stores a key per body (a key reused with
+// another body is a new key, so it charges again), read as four causes,
+// two of them bugs the provider does not have: a new user's own provider
+// (written from docs/provider-api.md) got "declines-not-stored" while its
+// declines were replayed, "no-inflight-lock" while
+// concurrent-same-key-charges-once PASSed, and large-body-fingerprinted-whole
+// "loses or blocks a payment" with two charges in its evidence. The
+// requirements that send another body under one key and see it charged
+// are the mismatch's one cause; a decline sent again and answered the same
+// is no declines cause, and a lock that holds for one body is no lock cause.
+func TestExplainAKeyStoredPerBodyIsOneCause(t *testing.T) {
+	decline := create(`"d"`, "fd", "rd", 402, "")
+	decline.ProviderBodyDigest = "same"
+	c := reports.Certification{
+		Requirements: []reports.RequirementResult{
+			{ID: certify.ReqReplay, Verdict: reports.Pass},
+			{ID: certify.ReqConcurrent, Verdict: reports.Pass},
+			fail(certify.ReqMismatch, "another amount under the used key answered 201 ch_2, not 422",
+				create(`"m"`, "f1099", "rm", 201, "ch_1"), create(`"m"`, "f1100", "rm", 201, "ch_2")),
+			fail(certify.ReqDeclinedKey, "another card under the declined key answered 201 ch_19",
+				decline, decline, create(`"d"`, "fd2", "rd", 201, "ch_19")),
+			fail(certify.ReqInflightMismatch, "two requests under one key with amounts 1099 and 1100 at once: 2 charges",
+				create(`"i"`, "f1099", "ri", 201, "ch_20"), create(`"i"`, "f1100", "ri", 201, "ch_21")),
+			fail(certify.ReqLargeBody, "found [ch_34 ch_35], want exactly the charge ch_34",
+				create(`"l"`, "fl1", "rl", 201, "ch_34"), create(`"l"`, "fl2", "rl", 201, "ch_35")),
+		},
+	}
+	certify.Explain(&c)
+	ids, got := causesOf(c)
+	assert.Equal(t, []string{certify.ReqMismatch}, ids)
+	assert.Equal(t, []string{"charges twice", certify.ReqMismatch, certify.ReqDeclinedKey, certify.ReqInflightMismatch, certify.ReqLargeBody}, got[certify.ReqMismatch])
+
+	// Alone, a large body charged twice under one key charges twice.
+	c = reports.Certification{Requirements: []reports.RequirementResult{c.Requirements[5]}}
+	certify.Explain(&c)
+	_, got = causesOf(c)
+	assert.Equal(t, []string{"charges twice", certify.ReqLargeBody}, got[certify.ReqLargeBody])
+}
