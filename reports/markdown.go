@@ -63,7 +63,12 @@ func Markdown(f Failure) []byte {
 		fmt.Fprintf(&b, "The failure was first found under %s; the fail file replays the shrunk sequence directly",
 			code("-rapid.seed="+strconv.FormatUint(f.Seed, 10), false))
 		if f.Provider != "" && f.Provider != "embedded" {
-			b.WriteString(". Against this provider time is real, so a replay draws the same steps and faults but their timing differs: it may pass, or fail another way (the reproducibility check says how often it comes back)")
+			b.WriteString(". Against this provider time is real, so a replay draws the same steps and faults but their timing, and the provider's state, differ: it may pass, or fail another way, and may run fewer steps than the sequence below when an answer takes it another way")
+			if f.Reproducibility != nil {
+				b.WriteString(" (the reproducibility check below says how often it came back)")
+			} else {
+				b.WriteString(" (`IDEMCHECK_REPRODUCE=10` replays it 10 times and says how often it comes back)")
+			}
 		}
 		b.WriteString(".\n\n")
 	}

@@ -136,8 +136,13 @@ func TestMarkdownEdgeCases(t *testing.T) {
 		f.Provider = "http://127.0.0.1:4010"
 		f.Notes = []string{"The run's budget ran out while rapid was shrinking."}
 		md := string(reports.Markdown(f))
-		assert.Contains(t, md, "Against this provider time is real, so a replay draws the same steps and faults but their timing differs")
+		assert.Contains(t, md, "Against this provider time is real, so a replay draws the same steps and faults but their timing, and the provider's state, differ")
+		assert.Contains(t, md, "may run fewer steps than the sequence below")
+		assert.Contains(t, md, "(the reproducibility check below says how often it came back)", "the fixture has one")
 		assert.Contains(t, md, "> **Note:** The run's budget ran out while rapid was shrinking.\n")
+		f.Reproducibility = nil
+		assert.Contains(t, string(reports.Markdown(f)), "(`IDEMCHECK_REPRODUCE=10` replays it 10 times and says how often it comes back)",
+			"no check was run: it says how to run one, not that it says")
 		f.Provider = "embedded"
 		assert.NotContains(t, string(reports.Markdown(f)), "time is real")
 	})
