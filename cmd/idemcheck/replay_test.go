@@ -84,6 +84,24 @@ func TestReplayOfACertifyFailure(t *testing.T) {
 	if len(want) == 0 || strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("replayed steps differ:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+	// The same line against the provider without the bug passes, and says
+	// that the failure did not come back in the steps it ran and how to
+	// tell a fix from a replay that went another way (a new user's replay
+	// ran 3 of 7 steps and passed, with nothing saying so).
+	fixed := append([]string(nil), args[1:]...)
+	for i := range fixed {
+		if fixed[i] == url {
+			fixed[i] = serve(t)
+		}
+	}
+	code, _, fstderr := idemcheckIn(t, dir, nil, fixed...)
+	if code != 0 {
+		t.Fatalf("%v: exit %d, want 0 (the failure did not come back); stderr:\n%s", fixed, code, fstderr)
+	}
+	if !regexp.MustCompile(`idemcheck replay: the failure did not come back in the \d+ steps the replay ran; against a provider in real time`).MatchString(fstderr) ||
+		!strings.Contains(fstderr, "compare with the shopper steps of the failure's report") {
+		t.Errorf("a passing replay does not say what it ran and how to tell:\n%s", fstderr)
+	}
 }
 
 // inDir is path p as printed by a command run in dir: p itself when

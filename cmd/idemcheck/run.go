@@ -170,6 +170,21 @@ func runProperty(verb string, c *propertyConfig, targs []string, stdout, stderr 
 	if code == exitInconclusive {
 		v = reports.Inconclusive
 	}
+	if verb == "replay" && v == reports.Pass {
+		fmt.Fprintln(stderr, replayPassed(stats.Coverage().Steps, remote.IsURL(cfg.Provider) || cfg.Provider == "wiremock"))
+	}
 	verdictLine(stderr, v, propertyCounts(stats.Results(), stats.Deviations()), runReport(stats.RunFolder(), index))
 	return code, stats
+}
+
+// replayPassed is what idemcheck replay says when the failure did not
+// come back in the steps it ran: in real time (a URL, WireMock) the
+// provider's answers may have taken the replay another way than the
+// recorded sequence, so it says how to tell and how to measure it.
+func replayPassed(steps int, realTime bool) string {
+	s := fmt.Sprintf("idemcheck replay: the failure did not come back in the %d steps the replay ran", steps)
+	if !realTime {
+		return s + " (in virtual time a replay draws what the run did: the bug it showed is gone)"
+	}
+	return s + "; against a provider in real time its answers may take a replay another way than the recorded sequence: compare with the shopper steps of the failure's report, and IDEMCHECK_REPRODUCE=10 on the run that found it says how often it comes back"
 }
