@@ -231,10 +231,17 @@ func (m *Meter) Take(method string) error {
 
 // takeResend reserves one more request for a request sent again as the
 // same one (a 417 to its Expect: 100-continue, wire.RoundTrip): the
-// requests budget counts what the provider receives, but not a second
-// create, as a refused expectation processed nothing. A *BudgetError (or
-// *InterruptError) when it does not fit.
-func (m *Meter) takeResend() error { return m.Take(http.MethodGet) } // a request that creates nothing
+// requests budget counts what the provider receives. It is a second
+// create of the charges budget when the first one's body reached the
+// provider (bodySent), which then received a whole create; not when the
+// expectation was refused from the headers alone, which processed
+// nothing. A *BudgetError (or *InterruptError) when it does not fit.
+func (m *Meter) takeResend(bodySent bool) error {
+	if bodySent {
+		return m.Take(http.MethodPost)
+	}
+	return m.Take(http.MethodGet) // a request that creates nothing
+}
 
 // Afford reports whether requests more requests, posts of them creates,
 // fit in what is left, and if not which budget is short ("interrupted"

@@ -10,6 +10,8 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -85,23 +87,39 @@ func (w *wire) RoundTrip(req *http.Request) (*http.Response, error) {
 		// it the transport asks for gzip itself and decodes it.
 		req.Header.Del("Accept-Encoding")
 	}
-	var sent []byte // a body sent under Expect, kept to send again
+	var sent []byte        // a body sent under Expect, kept to send again
+	var first *watchedBody // what the transport did with it
 	if expect {
 		req.Header.Set("Expect", "100-continue")
 		var err error
 		if sent, err = faults.ReadBody(req.Body, max(w.maxBody, req.ContentLength)); err != nil {
 			return nil, w.failure(req.Context(), err)
 		}
-		req.Body = io.NopCloser(bytes.NewReader(sent))
+		first = newWatchedBody(sent)
+		req.Body = first
 	}
 	resp, err := w.next.RoundTrip(req)
 	if err == nil && expect && resp.StatusCode == http.StatusExpectationFailed {
 		// RFC 9110 §10.1.1: a 417 to the expectation is answered by the
-		// same request without it (nothing was processed). The resend is
-		// one more request of the budget, and not sent when none is left.
+		// same request without it. The resend is one more request of the
+		// budget, and not sent when none is left (nor before a
+		// Retry-After the provider asked for has passed). When the body
+		// went out before the 417 (the provider said 100 Continue and
+		// read it, or ExpectContinueTimeout passed first, or the 417 kept
+		// the connection and net/http sent the body to keep it in step),
+		// the provider received the whole create: the resend is a second
+		// create of the charges budget, and a refusal to send it is no
+		// request "never sent".
 		_ = resp.Body.Close()
-		if err := w.meter.takeResend(); err != nil {
-			return nil, err
+		bodySent := first.sent(req.Context())
+		if err := w.meter.Wait(req.Context()); err != nil {
+			if !errors.Is(err, ErrBudget) {
+				err = w.failure(req.Context(), err) // the run's deadline or interrupt ended the wait
+			}
+			return nil, resendRefused(err, bodySent)
+		}
+		if err := w.meter.takeResend(bodySent); err != nil {
+			return nil, resendRefused(err, bodySent)
 		}
 		req = req.Clone(req.Context())
 		req.Header.Del("Expect")
@@ -145,6 +163,61 @@ func (w *wire) RoundTrip(req *http.Request) (*http.Response, error) {
 	out.Status = w.scrub.Replace(resp.Status)
 	return out, nil
 }
+
+// watchedBody is a request body that tells whether the transport read
+// any of it: net/http closes a request's body once it is done with it
+// (written, or skipped after a final answer to Expect: 100-continue).
+type watchedBody struct {
+	r      *bytes.Reader
+	read   atomic.Bool
+	closed chan struct{}
+	once   sync.Once
+}
+
+func newWatchedBody(b []byte) *watchedBody {
+	return &watchedBody{r: bytes.NewReader(b), closed: make(chan struct{})}
+}
+
+func (b *watchedBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if n > 0 {
+		b.read.Store(true)
+	}
+	return n, err
+}
+
+func (b *watchedBody) Close() error { b.once.Do(func() { close(b.closed) }); return nil }
+
+// sent reports whether any of the body may have reached the provider:
+// it waits for the transport to be done with it (the answer's body is
+// closed, so the connection is), and counts a body still held when ctx
+// ends as sent.
+func (b *watchedBody) sent(ctx context.Context) bool {
+	select {
+	case <-b.closed:
+		return b.read.Load()
+	case <-ctx.Done():
+		return true
+	}
+}
+
+// resendRefused is err, a resend after a 417 that was not sent, as a
+// request the provider received when the first one's body reached it
+// (faults.NotSent is false: the fault layer records it forwarded).
+func resendRefused(err error, bodySent bool) error {
+	if !bodySent {
+		return err
+	}
+	return bodyReceived{err}
+}
+
+type bodyReceived struct{ error }
+
+func (e bodyReceived) Error() string {
+	return e.error.Error() + " (the provider received the whole create before it answered its expectation 417; not sent again)"
+}
+func (bodyReceived) NotSent() bool   { return false }
+func (e bodyReceived) Unwrap() error { return e.error }
 
 // RedirectHeader carries a 3xx answer's Location (scrubbed), which the
 // wire removes so that no client follows it.
