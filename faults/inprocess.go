@@ -47,15 +47,18 @@ type stateKey struct{}
 
 // reqState follows one request through the provider.
 type reqState struct {
-	paused  chan struct{} // closed when BeforeCommit starts the processing delay
-	once    sync.Once
-	delay   time.Duration
-	in      *InProcess
-	hang    *hangUp            // the client's scheduled hang-up, or nil
-	client  context.Context    // the client's request context
-	cancel  context.CancelFunc // cancels the provider's context
-	arrival uint64             // its place in the order of arrivals at the provider
-	due     time.Time          // when its processing delay ends (commitTurn)
+	paused chan struct{} // closed when BeforeCommit starts the processing delay
+	// committed is closed once the provider's goroutine has recorded its
+	// answer (RoundTrip's goroutine path only).
+	committed chan struct{}
+	once      sync.Once
+	delay     time.Duration
+	in        *InProcess
+	hang      *hangUp            // the client's scheduled hang-up, or nil
+	client    context.Context    // the client's request context
+	cancel    context.CancelFunc // cancels the provider's context
+	arrival   uint64             // its place in the order of arrivals at the provider
+	due       time.Time          // when its processing delay ends (commitTurn)
 }
 
 func (p *InProcess) now() time.Time {
@@ -74,7 +77,7 @@ func (p *InProcess) now() time.Time {
 // and no hand-off per exchange (issue 29). Otherwise it runs on a
 // goroutine of its own, which outlives the client's wait.
 func (p *InProcess) RoundTrip(req *http.Request) (*http.Response, error) {
-	st := &reqState{paused: make(chan struct{}), delay: p.Processing + ExtraProcessing(req.Context()), in: p}
+	st := &reqState{paused: make(chan struct{}), committed: make(chan struct{}), delay: p.Processing + ExtraProcessing(req.Context()), in: p}
 	// The provider must not see the client's cancellation, only its values,
 	// except when the client hangs up (KindHangUp) while it processes:
 	// then its context is cancelled with the client's once processing has
@@ -107,6 +110,7 @@ func (p *InProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 		stackgrow.To(stackgrow.Exchange)
 		defer pcancel()
 		resp := p.serve(id, preq)
+		close(st.committed)
 		if st.mayGiveUpNow() {
 			time.Sleep(answerLag) // the client's timers due now first
 		}
@@ -121,6 +125,13 @@ func (p *InProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 	// processing, even when the answer came at the same instant
 	// (answerLag), as before it the request may still be refused at once.
 	if st.processed() {
+		if !st.due.After(time.Now()) {
+			// The commit falls due at this very instant: it is recorded
+			// before the client's giving up, in every run, so the
+			// history's event numbers do not depend on which of the two
+			// synctest woke first.
+			<-st.committed
+		}
 		return nil, req.Context().Err()
 	}
 	select {
@@ -143,13 +154,26 @@ func (st *reqState) processed() bool {
 }
 
 // mayGiveUpNow reports whether the provider has processed st's request
-// and its client still waits for the answer, with a deadline within
-// inlineMargin of now: a timer of the client's may fall due at this very
-// instant (answerLag).
+// and its client still waits for the answer, with a timer that may fall
+// due at this very instant (answerLag): its context deadline is now, or
+// tryDeadlinePad from now.
 func (st *reqState) mayGiveUpNow() bool {
 	d, ok := st.client.Deadline()
-	return ok && st.processed() && st.client.Err() == nil && !time.Now().Add(inlineMargin).Before(d)
+	if !ok || !st.processed() || st.client.Err() != nil {
+		return false
+	}
+	// Only a timer due at this very instant ties: the deadline itself, or
+	// the reference client's timeouts, tryDeadlinePad before it. Lagging
+	// an answer that comes earlier would move it onto a timer due
+	// answerLag later, a tie it did not have.
+	left := d.Sub(time.Now())
+	return left == 0 || left == tryDeadlinePad
 }
+
+// tryDeadlinePad is client.TryDeadlinePad: the reference client's try
+// deadline is its attempt (or total) timeout this much later
+// (TestInProcess_TiePadIsTheReferenceClients holds the two equal).
+const tryDeadlinePad = time.Second
 
 // answersInTime is whether the client's context has a deadline at least
 // inlineMargin later than the processing delay from now (on the wall
@@ -189,11 +213,15 @@ const inlineMargin = time.Second + time.Millisecond
 // comes at the instant the client's send chose. The inline path
 // (answersInTime) is untouched: no client timer falls within inlineMargin
 // of its answer. A client without a deadline, or one that gave up
-// earlier, is not waited for. So only a processed answer that reaches the
-// client within inlineMargin of its deadline has a DoneAt 1 ns later:
-// TestConformance's per-step history digests of seeds 1-60 (300 sequences
-// each) are the same as before. Only a bubble that ends at the tie itself
-// must outlast the provider's goroutine, by answerLag.
+// earlier, is not waited for, and an answer that comes before the
+// client's timer, even by a nanosecond, is not held onto it. So only a
+// processed answer due at the very instant of a client's timer has a
+// DoneAt 1 ns later: TestConformance's per-step history digests of seeds
+// 1-60 (300 sequences each) are the same as before. When the client gives
+// up at the instant the commit falls due, RoundTrip waits for the commit
+// to be recorded first (committed), so the history's event numbers do not
+// depend on which goroutine synctest woke first. Only a bubble that ends
+// at the tie itself must outlast the provider's goroutine, by answerLag.
 const answerLag = time.Nanosecond
 
 // serve runs the handler on preq and records its answer. It is called
@@ -251,8 +279,8 @@ func (p *InProcess) BeforeCommit(r *http.Request) {
 		return
 	}
 	st.once.Do(func() {
+		st.due = time.Now().Add(st.delay) // the clock time.Sleep keeps; set before paused, which RoundTrip reads it after
 		close(st.paused)
-		st.due = time.Now().Add(st.delay) // the clock time.Sleep keeps
 		p.processing = append(p.processing, st)
 		p.mu.Unlock() // other requests come in while this one processes
 		if st.hang != nil {

@@ -1,0 +1,5 @@
+package faults
+
+// TryDeadlinePad is tryDeadlinePad, for the test that holds it to
+// client.TryDeadlinePad.
+const TryDeadlinePad = tryDeadlinePad
