@@ -63,7 +63,7 @@ func minimality(cut, rapidText string, shrinks int, shrinkSpent, replayed bool, 
 			"Raise IDEMCHECK_MAX_REQUESTS, IDEMCHECK_MAX_CHARGES or IDEMCHECK_MAX_DURATION to shrink further."
 	case flaky(rapidText):
 		first, then := "it", "so it was not shrunk"
-		if shrinks > 1 {
+		if shrinks > 1 && !replayed { // a replay runs its fail file as saved: nothing smaller
 			first, then = "a smaller sequence failed once but", "which ends rapid's shrinking"
 		}
 		if other := flakyAgain(rapidText); other != "" {

@@ -42,6 +42,8 @@ func TestMinimality_TimingOnlyOnEvidence(t *testing.T) {
 		{name: "passed again, never shrunk", text: rapidFlaky(""), shrinks: 1, want: "it did not fail again when rapid ran it a second time (timing: the run is in real time), so it was not shrunk"},
 		{name: "passed again, reproduced every time", text: rapidFlaky(""), shrinks: 40, rep: &reports.Reproducibility{Runs: 3, Reproduced: 3}, want: "yet its replays reproduced 3/3: no timing shown", not: "timing: the run"},
 		{name: "a fail file's replay", text: "[rapid] failed after 0 tests", shrinks: 3, replayed: true, want: "not minimal: a replay", not: "timing"},
+		{name: "a fail file's replay that did not fail again", text: rapidFlaky(""), shrinks: 3, replayed: true,
+			want: "not minimal: it did not fail again when rapid ran it a second time (timing: the run is in real time), so it was not shrunk", not: "a smaller sequence"},
 		{name: "a fail file that passed, then found and shrunk", text: "[rapid] failed after 3 tests", shrinks: 40, replayed: true, want: "minimal", not: "not minimal"},
 		{name: "failed otherwise", text: rapidFlaky(other), shrinks: 40, want: "failed otherwise when rapid ran it a second time (" + other + ")", not: "timing"},
 	} {
