@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemcheck/idemcheck/faults"
+	"github.com/idemcheck/idemcheck/models"
 	"github.com/idemcheck/idemcheck/sut/client"
 )
 
@@ -43,26 +44,12 @@ func TestInProcess_AnswerDueAsTheClientGivesUpIsGivenUp(t *testing.T) {
 		{"processing", attempt, nil, refCheckout, "checkout Paid" + givenUp + replayed},
 		{"slow-processing", processing, []faults.Fault{{Kind: faults.KindSlowProcessing, Delay: attempt - processing}},
 			refCheckout, "checkout Paid" + givenUp + replayed},
-		{"context deadline", attempt, nil, func(r *rig) string {
-			ctx, cancel := context.WithTimeout(context.Background(), attempt)
-			defer cancel()
-			res := r.post(ctx, `"k"`, visa)
-			time.Sleep(time.Second) // the bubble outlasts the provider's goroutine, which hands its answer over after
-			return fmt.Sprintf("post: %v, %d charge", res.err, len(r.prov.Charges()))
-		}, `post: Post "` + baseURL + `/v1/charges": context deadline exceeded, 1 charge; exchange 1: status 0 err "timeout" at 3s`},
+		{"context deadline", attempt, nil, postWithin(attempt), `post: Post "` + baseURL + `/v1/charges": context deadline exceeded, 1 charge; exchange 1: status 0 err "timeout" at 3s`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			seen := map[string]int{}
-			for range tieBubbles {
-				inBubble(t, func(t *testing.T) {
-					r := newRig(tc.processing, tc.schedule...)
-					out := tc.run(r)
-					for _, e := range r.hist.Snapshot().Exchanges {
-						out += fmt.Sprintf("; exchange %d: status %d err %q at %s", e.ID, e.Status, e.Err, e.DoneAt.Sub(e.SentAt))
-					}
-					seen[out]++
-				})
-			}
+			seen := outcomes(t, tc.processing, tc.schedule, tc.run, func(e models.Exchange) string {
+				return fmt.Sprintf("; exchange %d: status %d err %q at %s", e.ID, e.Status, e.Err, e.DoneAt.Sub(e.SentAt))
+			})
 			require.Len(t, seen, 1, "outcomes of %d bubbles of one run: %v", tieBubbles, seen)
 			require.Contains(t, seen, tc.want)
 		})
@@ -70,20 +57,35 @@ func TestInProcess_AnswerDueAsTheClientGivesUpIsGivenUp(t *testing.T) {
 }
 
 // outcomes runs run in tieBubbles bubbles over a rig of processing and
-// schedule and counts what each returned, with its exchanges.
-func outcomes(t *testing.T, processing time.Duration, schedule []faults.Fault, run func(r *rig) string) map[string]int {
+// schedule and counts what each returned, followed by line of each of its
+// exchanges.
+func outcomes(t *testing.T, processing time.Duration, schedule []faults.Fault, run func(r *rig) string, line func(models.Exchange) string) map[string]int {
 	seen := map[string]int{}
 	for range tieBubbles {
 		inBubble(t, func(t *testing.T) {
 			r := newRig(processing, schedule...)
 			out := run(r)
 			for _, e := range r.hist.Snapshot().Exchanges {
-				out += fmt.Sprintf("; ex %d: %d %q pseq %d done %s", e.ID, e.Status, e.Err, e.ProviderSeq, e.DoneAt.Sub(e.SentAt))
+				out += line(e)
 			}
 			seen[out]++
 		})
 	}
 	return seen
+}
+
+// postWithin is a plain client's create under a context deadline d later;
+// what it returns names its error and the provider's charges. The bubble
+// outlasts the provider's goroutine, which may hand its answer over just
+// after the deadline (answerLag).
+func postWithin(d time.Duration) func(r *rig) string {
+	return func(r *rig) string {
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		defer cancel()
+		res := r.post(ctx, `"k"`, visa)
+		time.Sleep(time.Second) // virtual: inside the bubble
+		return fmt.Sprintf("post: %v, %d charge", res.err, len(r.prov.Charges()))
+	}
 }
 
 // An answer ready strictly before the client gives up (1 ns before) is
@@ -100,19 +102,15 @@ func TestInProcess_AnAnswerBeforeTheClientsTimerIsNotHeldOntoIt(t *testing.T) {
 		schedule   []faults.Fault
 		run        func(r *rig) string
 	}{
-		{"context deadline 1ns after the answer", attempt - time.Nanosecond, nil, func(r *rig) string {
-			ctx, cancel := context.WithTimeout(context.Background(), attempt)
-			defer cancel()
-			res := r.post(ctx, `"k"`, visa)
-			time.Sleep(time.Second)
-			return fmt.Sprintf("post: %d %v", res.status, res.err)
-		}},
+		{"context deadline 1ns after the answer", attempt - time.Nanosecond, nil, postWithin(attempt)},
 		{"attempt timeout 1ns after the answer", attempt - time.Nanosecond, nil, refCheckout},
 		{"slow-processing fault ending 1ns before the attempt timeout", 50 * time.Millisecond,
 			[]faults.Fault{{Kind: faults.KindSlowProcessing, Delay: attempt - 50*time.Millisecond - time.Nanosecond}}, refCheckout},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			seen := outcomes(t, tc.processing, tc.schedule, tc.run)
+			seen := outcomes(t, tc.processing, tc.schedule, tc.run, func(e models.Exchange) string {
+				return fmt.Sprintf("; ex %d: %d %q pseq %d done %s", e.ID, e.Status, e.Err, e.ProviderSeq, e.DoneAt.Sub(e.SentAt))
+			})
 			require.Len(t, seen, 1, "outcomes of %d bubbles: %v", tieBubbles, seen)
 			for out := range seen {
 				require.NotContains(t, out, "gave up", "an answer ready before the client's timer")
@@ -140,26 +138,12 @@ func TestInProcess_TheTieRecordsOneHistory(t *testing.T) {
 	}{
 		{"processing", attempt, nil, refCheckout},
 		{"slow-processing", processing, []faults.Fault{{Kind: faults.KindSlowProcessing, Delay: attempt - processing}}, refCheckout},
-		{"context deadline", attempt, nil, func(r *rig) string {
-			ctx, cancel := context.WithTimeout(context.Background(), attempt)
-			defer cancel()
-			res := r.post(ctx, `"k"`, visa)
-			time.Sleep(time.Second)
-			return fmt.Sprintf("post: %v", res.err != nil)
-		}},
+		{"context deadline", attempt, nil, postWithin(attempt)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			seen := map[string]int{}
-			for range tieBubbles {
-				inBubble(t, func(t *testing.T) {
-					r := newRig(tc.processing, tc.schedule...)
-					out := tc.run(r)
-					for _, e := range r.hist.Snapshot().Exchanges {
-						out += fmt.Sprintf("; ex %d seq %d arrival %d provider %d: %d %q", e.ID, e.Seq, e.ArrivalSeq, e.ProviderSeq, e.Status, e.Err)
-					}
-					seen[out]++
-				})
-			}
+			seen := outcomes(t, tc.processing, tc.schedule, tc.run, func(e models.Exchange) string {
+				return fmt.Sprintf("; ex %d seq %d arrival %d provider %d: %d %q", e.ID, e.Seq, e.ArrivalSeq, e.ProviderSeq, e.Status, e.Err)
+			})
 			require.Len(t, seen, 1, "histories of %d bubbles: %v", tieBubbles, seen)
 		})
 	}

@@ -24,7 +24,8 @@ import (
 // is parsed by hand, then answer writes what it likes on the connection
 // (n is the request's number, from 1). It records each request's
 // Idempotency-Key, Expect, and how many body bytes the connection carried
-// in (read until the client closes, or 500 ms of silence).
+// in: read until the client closes it, which it does once answered, or 5 s
+// of silence (generous: a loaded runner may be slow to send).
 type rawExpect struct {
 	ln     net.Listener
 	URL    string
@@ -88,7 +89,7 @@ func (s *rawExpect) serve(c net.Conn) {
 	s.mu.Unlock()
 	s.answer(n, c, br, req.Header, req.ContentLength)
 	// Whatever else the client sends on this connection is body.
-	_ = c.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	_, _ = io.Copy(io.Discard, br)
 	s.mu.Lock()
 	s.reqs[n-1].bodyBytes = cr.n - head
@@ -96,7 +97,7 @@ func (s *rawExpect) serve(c net.Conn) {
 }
 
 // stop closes the listener and waits until every connection is served:
-// read to its end (the client closed it) or 500 ms of silence, so that
+// read to its end (the client closed it) or 5 s of silence, so that
 // received counts every body byte that reached the provider.
 func (s *rawExpect) stop() {
 	select {
